@@ -1,0 +1,31 @@
+# Locate LibTorch. A CMAKE_PREFIX_PATH (or Torch_DIR) given by the user wins, so CUDA, XPU and
+# MPS builds of LibTorch 2.x plug in unchanged; otherwise we fall back to the pip wheel that
+# requirements.txt pins, asking its own interpreter where the CMake package lives.
+if(NOT Torch_DIR)
+  execute_process(
+    COMMAND ${CROSSDEV_PYTHON_EXECUTABLE} -c "import torch, sys; sys.stdout.write(torch.utils.cmake_prefix_path)"
+    OUTPUT_VARIABLE _crossdev_pip_torch_prefix
+    RESULT_VARIABLE _crossdev_pip_torch_rc
+    ERROR_QUIET)
+  if(_crossdev_pip_torch_rc EQUAL 0 AND _crossdev_pip_torch_prefix)
+    list(APPEND CMAKE_PREFIX_PATH "${_crossdev_pip_torch_prefix}")
+  endif()
+endif()
+
+find_package(Torch 2.0 REQUIRED)
+if(NOT Torch_VERSION)
+  set(Torch_VERSION "${Torch_VERSION_MAJOR}.${Torch_VERSION_MINOR}")
+endif()
+
+# LibTorch's CMake package reports CUDA through the caffe2 variables it sets.
+set(CROSSDEV_HAVE_CUDA OFF)
+if(CROSSDEV_ENABLE_CUDA AND (TORCH_CUDA_LIBRARIES OR CAFFE2_USE_CUDA))
+  set(CROSSDEV_HAVE_CUDA ON)
+endif()
+
+# TorchConfig's TORCH_LIBRARIES holds `torch` plus loose paths; wrap them once.
+if(NOT TARGET crossdev::torch)
+  add_library(crossdev_torch INTERFACE)
+  target_link_libraries(crossdev_torch INTERFACE ${TORCH_LIBRARIES})
+  add_library(crossdev::torch ALIAS crossdev_torch)
+endif()

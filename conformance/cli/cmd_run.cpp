@@ -1,0 +1,116 @@
+// crossdev run --matrix PATH [--simulate S] [--out bundle.json] [--junit FILE] [--filter GLOB]
+// Loads and validates every matrix first (bad input: exit 2 before anything runs), runs the
+// rows, prints failures as they happen, and always writes the bundle and JUnit it was asked
+// for — atomically — before choosing the exit code (1 if any case gates, else 0).
+#include <fnmatch.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/host_option.h"
+#include "runner/bundle_writer.h"
+#include "runner/catalog.h"
+#include "runner/runner.h"
+#include "util/atomic_file.h"
+
+namespace crossdev::cli {
+namespace {
+
+std::string default_matrix_path() {
+  std::error_code ec;
+  if (std::filesystem::is_directory("matrices", ec)) return "matrices";
+#ifdef CROSSDEV_MATRIX_DIR
+  return CROSSDEV_MATRIX_DIR;
+#else
+  return "matrices";
+#endif
+}
+
+std::string read_optional_json(const ParsedArgs& args, const char* option) {
+  if (!args.has(option)) return "";
+  std::ifstream in(args.get(option));
+  if (!in) throw UsageError(std::string(option) + ": cannot read '" + args.get(option) + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || (text[first] != '{' && text[first] != '['))
+    throw UsageError(std::string(option) + ": '" + args.get(option) + "' is not a JSON document");
+  return text;
+}
+
+}  // namespace
+
+int cmd_run(const std::vector<std::string>& argv) {
+  using namespace crossdev::conformance;
+  static const std::vector<OptionSpec> kOptions = {
+      {"--matrix", "PATH", "matrix file or folder of *.yaml (default: matrices/)"},
+      kSimulateOption,
+      {"--out", "FILE", "write the result bundle (JSON) here"},
+      {"--junit", "FILE", "write JUnit XML here"},
+      {"--filter", "GLOB", "run only cases whose row id matches GLOB"},
+      {"--bench-json", "FILE", "embed this Google Benchmark JSON in the bundle"},
+      {"--device-log", "FILE", "embed this device-operation log summary (JSON) in the bundle"},
+      {"--quiet", nullptr, "print only failures and the summary"},
+      {"--help", nullptr, "show this help"}};
+  const ParsedArgs args = parse_args(argv, kOptions);
+  if (args.has("--help")) {
+    std::cout << "usage: crossdev run [--matrix PATH] [--simulate S] [--out bundle.json] [--junit FILE]\n\n"
+                 "Runs conformance matrices on this host's devices. Exit codes: 0 all pass, 1 a case failed\n"
+                 "(fail, xpass, error or crash), 2 bad input (the message names file:line).\n\n"
+              << format_options(kOptions);
+    return kExitPass;
+  }
+  if (!args.positional.empty()) throw UsageError("unexpected argument '" + args.positional[0] + "' (use --matrix PATH)");
+
+  const std::string matrix_path = args.get("--matrix", default_matrix_path());
+  const std::vector<MatrixFile> catalog = load_catalog(matrix_path);  // MatrixError -> exit 2 in main
+  const std::string bench_json = read_optional_json(args, "--bench-json");
+  const std::string log_json = read_optional_json(args, "--device-log");
+
+  RunContext ctx{host_for(args), simulate_spec(args)};
+  std::vector<MatrixFile> selected = catalog;
+  if (args.has("--filter")) {
+    const std::string glob = args.get("--filter");
+    for (auto& file : selected) {
+      std::vector<Row> keep;
+      for (auto& row : file.rows)
+        if (fnmatch(glob.c_str(), row.id().c_str(), 0) == 0) keep.push_back(row);
+      file.rows = std::move(keep);
+    }
+  }
+
+  const bool quiet = args.has("--quiet");
+  std::cout << "crossdev run: host " << ctx.host.summary() << (ctx.host.any_simulated() ? " [includes SIMULATED]" : "")
+            << "\n";
+  RunSummary summary;
+  const auto results = run_catalog(selected, ctx, [&](const CaseResult& r) {
+    summary.add(r);
+    const bool loud = r.status != Status::Pass && r.status != Status::Skip;
+    if (loud || !quiet) {
+      std::cout << "  " << status_name(r.status) << (r.execution == Execution::Simulated ? " [simulated] " : " ")
+                << r.id << (r.message.empty() ? "" : ": " + r.message) << "\n";
+    }
+  });
+
+  // Write everything we were asked for before deciding the exit code: nothing computed is lost.
+  ExecutionTarget target = describe_execution_target(ctx.host, ctx.simulate_spec);
+  std::vector<std::string> files;
+  for (const auto& f : catalog) files.push_back(f.path);
+  if (args.has("--out")) {
+    BundleInput in{target, &ctx.host, files, &results, bench_json, log_json};
+    write_file_atomically(args.get("--out"), bundle_json(in));
+    std::cout << "bundle: " << args.get("--out") << "\n";
+  }
+  if (args.has("--junit")) {
+    write_file_atomically(args.get("--junit"), junit_xml(results, target));
+    std::cout << "junit: " << args.get("--junit") << "\n";
+  }
+  std::cout << summary.line() << "\n";
+  return summary.gates() ? kExitConformanceFailure : kExitPass;
+}
+
+}  // namespace crossdev::cli

@@ -1,0 +1,66 @@
+// build/bin/crossdev: the engine CLI. Subcommands come from one table.
+#include <cstring>
+#include <iostream>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "device/device_spec.h"
+#include "log/logger.h"
+#include "matrix/matrix.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  int (*run)(const std::vector<std::string>&);
+  const char* summary;
+};
+
+constexpr Command kCommands[] = {
+    {"devices", crossdev::cli::cmd_devices, "list this host's device kinds (real or simulated)"},
+    {"resolve", crossdev::cli::cmd_resolve, "resolve device requests through the redirect policy"},
+    {"run", crossdev::cli::cmd_run, "run conformance matrices and write the bundle / JUnit"},
+};
+
+void usage(std::ostream& out) {
+  out << "usage: crossdev <command> [options]   (crossdev <command> --help for details)\n\ncommands:\n";
+  for (const auto& c : kCommands) out << "  " << c.name << std::string(10 - std::strlen(c.name), ' ') << c.summary << "\n";
+  out << "\nexit codes: 0 pass, 1 conformance failure, 2 bad input\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace crossdev::cli;
+  if (argc < 2) {
+    usage(std::cerr);
+    return kExitBadInput;
+  }
+  const std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    usage(std::cout);
+    return kExitPass;
+  }
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  for (const auto& c : kCommands) {
+    if (name != c.name) continue;
+    try {
+      return c.run(args);
+    } catch (const UsageError& e) {
+      std::cerr << "crossdev " << name << ": error: " << e.what() << "\n";
+      return kExitBadInput;
+    } catch (const crossdev::conformance::MatrixError& e) {
+      std::cerr << e.what() << "\n";
+      return kExitBadInput;
+    } catch (const crossdev::DeviceSpecError& e) {
+      std::cerr << "crossdev " << name << ": error: " << e.what() << "\n";
+      return kExitBadInput;
+    } catch (const std::exception& e) {
+      std::cerr << "crossdev " << name << ": internal error: " << e.what() << "\n";
+      return 3;
+    }
+  }
+  std::cerr << "crossdev: unknown command '" << name << "'\n";
+  usage(std::cerr);
+  return kExitBadInput;
+}

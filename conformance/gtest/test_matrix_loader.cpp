@@ -1,0 +1,104 @@
+// Malformed matrices: every fixture in conformance/fixtures/bad_matrices declares on its first
+// line "# expect-error: <line>: <text>"; loading it must fail with exactly that file:line and
+// a message containing the text. Adding a malformed case = adding a fixture file.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "runner/catalog.h"
+#include "runner/runner.h"
+#include "runner/suite.h"
+
+namespace crossdev::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using conformance::MatrixError;
+
+struct Fixture {
+  std::string path;
+  int line = 0;
+  std::string text;
+};
+
+void PrintTo(const Fixture& f, std::ostream* os) { *os << f.path; }
+
+std::vector<Fixture> bad_fixtures() {
+  std::vector<Fixture> out;
+  for (const auto& entry : fs::directory_iterator(std::string(CROSSDEV_SOURCE_DIR) + "/conformance/fixtures/bad_matrices")) {
+    std::ifstream in(entry.path());
+    std::string first;
+    std::getline(in, first);
+    const std::string tag = "# expect-error: ";
+    Fixture f{entry.path().string(), 0, ""};
+    if (first.rfind(tag, 0) == 0) {
+      const std::string rest = first.substr(tag.size());
+      const auto colon = rest.find(':');
+      f.line = std::stoi(rest.substr(0, colon));
+      f.text = rest.substr(colon + 2);
+    }
+    out.push_back(f);
+  }
+  std::sort(out.begin(), out.end(), [](const Fixture& a, const Fixture& b) { return a.path < b.path; });
+  return out;
+}
+
+class BadMatrix : public ::testing::TestWithParam<Fixture> {};
+
+TEST_P(BadMatrix, FailsWithFileLineAndExpectation) {
+  const Fixture& f = GetParam();
+  ASSERT_GT(f.line, 0) << f.path << ": first line must be '# expect-error: <line>: <text>'";
+  try {
+    conformance::load_catalog(f.path);
+    FAIL() << f.path << " loaded without error; expected line " << f.line << ": " << f.text;
+  } catch (const MatrixError& e) {
+    EXPECT_EQ(e.where().file, f.path);
+    EXPECT_EQ(e.where().line, f.line) << e.what();
+    EXPECT_NE(std::string(e.what()).find(f.text), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind(f.path + ":" + std::to_string(f.line) + ": ", 0), 0u) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, BadMatrix, ::testing::ValuesIn(bad_fixtures()),
+                         [](const ::testing::TestParamInfo<Fixture>& info) {
+                           std::string name = fs::path(info.param.path).stem().string();
+                           for (char& c : name) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return name;
+                         });
+
+TEST(MatrixLoader, MissingPathNamesIt) {
+  try {
+    conformance::load_catalog("/nonexistent/matrix.yaml");
+    FAIL();
+  } catch (const MatrixError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/matrix.yaml"), std::string::npos);
+  }
+}
+
+TEST(MatrixLoader, ProjectMatricesLoad) {
+  const auto catalog = conformance::load_catalog(CROSSDEV_MATRIX_DIR);
+  EXPECT_GE(catalog.size(), 4u);
+}
+
+TEST(MatrixRunner, WrongExpectationsGoRed) {
+  const auto catalog =
+      conformance::load_catalog(std::string(CROSSDEV_SOURCE_DIR) + "/conformance/fixtures/failing_matrices");
+  const conformance::RunContext ctx{HostProfile::probe(), ""};
+  std::map<std::string, conformance::Status> status;
+  std::map<std::string, std::string> message;
+  for (const auto& r : conformance::run_catalog(catalog, ctx)) {
+    status[r.id] = r.status;
+    message[r.id] = r.message;
+  }
+  EXPECT_EQ(status.at("wrong.device"), conformance::Status::Fail);
+  EXPECT_NE(message.at("wrong.device").find("expected cpu [honored], got mps:0 [redirected]"), std::string::npos)
+      << message.at("wrong.device");
+  EXPECT_EQ(status.at("wrong.action"), conformance::Status::Fail);
+  EXPECT_EQ(status.at("wrong.sequence-step"), conformance::Status::Fail);
+  EXPECT_NE(message.at("wrong.sequence-step").find("step 3"), std::string::npos);
+  EXPECT_EQ(status.at("right.control"), conformance::Status::Pass);
+}
+
+}  // namespace
+}  // namespace crossdev::testing

@@ -1,0 +1,88 @@
+#pragma once
+// Matrix files: table-driven conformance cases. One YAML file holds one suite:
+//
+//   suite: redirect                  # which Suite validates and runs the rows
+//   defaults: {policy: torchdevice}  # optional; merged under every row
+//   cases:
+//     - {id: ..., source: ..., intent: ..., <suite keys>}
+//
+// Every row needs `id` (unique across everything loaded) and `source` (seed or upstream
+// reference); `intent` says in one line what the case checks (LLVM lit style). Any problem
+// is a MatrixError whose message starts "file:line: " and says what was expected.
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+namespace crossdev::conformance {
+
+struct SourceLocation {
+  std::string file;
+  int line = 0;  // 1-based
+  std::string str() const { return file + ":" + std::to_string(line); }
+};
+
+class MatrixError : public std::runtime_error {
+ public:
+  MatrixError(SourceLocation where, const std::string& message)
+      : std::runtime_error(where.str() + ": " + message), where_(std::move(where)) {}
+  const SourceLocation& where() const noexcept { return where_; }
+
+ private:
+  SourceLocation where_;
+};
+
+class Row {
+ public:
+  Row(std::string file, YAML::Node node, std::map<std::string, YAML::Node> fields);
+
+  const std::string& id() const { return id_; }
+  const std::string& source() const { return source_; }
+  const std::string& intent() const { return intent_; }
+  const std::string& file() const { return file_; }
+  SourceLocation where() const { return {file_, line_}; }
+  SourceLocation where(const std::string& key) const;  // the key's value, else the row
+
+  bool has(const std::string& key) const { return fields_.count(key) != 0; }
+  const YAML::Node& node(const std::string& key) const;  // throws if absent
+  std::vector<std::string> keys() const;
+
+  // Typed accessors: each throws MatrixError("file:line: key 'k': expected ...").
+  std::string str(const std::string& key) const;
+  std::string str_or(const std::string& key, const std::string& fallback) const;
+  // A scalar or a list of scalars; a YAML null (~) becomes "" when allow_null.
+  std::vector<std::string> str_list(const std::string& key, bool allow_null = false) const;
+  double number(const std::string& key) const;
+  double number_or(const std::string& key, double fallback) const;
+  long long integer(const std::string& key) const;
+  bool boolean(const std::string& key) const;
+  bool boolean_or(const std::string& key, bool fallback) const;
+
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+
+ private:
+  std::string file_;
+  int line_ = 0;
+  std::string id_, source_, intent_;
+  std::map<std::string, YAML::Node> fields_;
+};
+
+struct MatrixFile {
+  std::string path;
+  std::string suite;
+  std::vector<Row> rows;
+};
+
+// Keys a suite accepts. `id`, `source` and `intent` are common to every suite.
+struct SuiteSchema {
+  std::vector<std::string> required;
+  std::vector<std::string> optional;
+};
+
+// Parses one file: YAML syntax, top-level shape, unknown/missing keys, duplicate keys.
+// Suite-specific value checks happen in Suite::validate (see suite.h).
+MatrixFile load_matrix_file(const std::string& path, const SuiteSchema* (*schema_for)(const std::string& suite));
+
+}  // namespace crossdev::conformance

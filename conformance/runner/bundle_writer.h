@@ -1,0 +1,29 @@
+#pragma once
+// The result bundle: versioned JSON (schema "crossdev.bundle", docs/bundle-schema.md),
+// written atomically. JUnit XML for CI systems comes from the same results.
+#include <string>
+#include <vector>
+
+#include "device/host_profile.h"
+#include "runner/case_result.h"
+#include "runner/execution_target.h"
+#include "runner/runner.h"
+
+namespace crossdev::conformance {
+
+inline constexpr int kBundleSchemaVersion = 1;
+
+struct BundleInput {
+  ExecutionTarget target;
+  const HostProfile* host = nullptr;
+  std::vector<std::string> matrices;   // files that were run
+  const std::vector<CaseResult>* cases = nullptr;
+  std::string benchmarks_json;         // pre-serialised Google Benchmark JSON, "" for none
+  std::string device_log_json;         // pre-serialised device-operation log summary, "" for none
+};
+
+std::string bundle_json(const BundleInput& input);
+std::string junit_xml(const std::vector<CaseResult>& cases, const ExecutionTarget& target);
+std::string xml_escape(const std::string& text);
+
+}  // namespace crossdev::conformance

@@ -1,0 +1,65 @@
+#include "runner/execution_target.h"
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+
+#include <unistd.h>
+
+#ifndef CROSSDEV_LIBTORCH_VERSION
+#define CROSSDEV_LIBTORCH_VERSION "unknown"
+#endif
+#ifndef CROSSDEV_CUDA_VERSION
+#define CROSSDEV_CUDA_VERSION ""
+#endif
+
+namespace crossdev::conformance {
+namespace {
+
+std::string git_commit() {
+  if (const char* env = std::getenv("CROSSDEV_GIT_COMMIT"); env && *env) return env;
+#ifdef CROSSDEV_SOURCE_DIR
+  const std::string cmd = std::string("git -C '") + CROSSDEV_SOURCE_DIR + "' rev-parse HEAD 2>/dev/null";
+  if (std::FILE* pipe = ::popen(cmd.c_str(), "r")) {
+    std::array<char, 64> buf{};
+    std::string out;
+    while (std::fgets(buf.data(), buf.size(), pipe)) out += buf.data();
+    ::pclose(pipe);
+    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+    if (!out.empty()) return out;
+  }
+#endif
+  return "unknown";
+}
+
+}  // namespace
+
+ExecutionTarget describe_execution_target(const HostProfile& host, const std::string& simulate_spec) {
+  ExecutionTarget t;
+  t.device_kind = "cpu";
+  for (DeviceKind kind : {DeviceKind::CUDA, DeviceKind::MPS, DeviceKind::XPU, DeviceKind::XLA}) {
+    if (host.provenance(kind) == Provenance::Real) {
+      t.device_kind = kind_name(kind);
+      break;
+    }
+  }
+  const auto& presence = host.presence(*kind_from_name(t.device_kind));
+  t.device_model = presence.devices.empty() ? t.device_kind : presence.devices.front().name;
+  t.libtorch_version = CROSSDEV_LIBTORCH_VERSION;
+  t.cuda_version = CROSSDEV_CUDA_VERSION;
+#if defined(__clang__)
+  t.compiler = std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+  t.compiler = std::string("gcc ") + __VERSION__;
+#else
+  t.compiler = "unknown";
+#endif
+  t.git_commit = git_commit();
+  char hostname[256] = {};
+  t.host = ::gethostname(hostname, sizeof hostname - 1) == 0 ? hostname : "unknown";
+  t.simulated = host.any_simulated();
+  t.simulate_spec = simulate_spec;
+  return t;
+}
+
+}  // namespace crossdev::conformance

@@ -1,0 +1,65 @@
+#include "runner/runner.h"
+
+#include <chrono>
+#include <exception>
+
+namespace crossdev::conformance {
+
+void RunSummary::add(const CaseResult& r) {
+  ++total;
+  switch (r.status) {
+    case Status::Pass: ++pass; break;
+    case Status::Fail: ++fail; break;
+    case Status::XFail: ++xfail; break;
+    case Status::XPass: ++xpass; break;
+    case Status::Skip: ++skip; break;
+    case Status::Error: ++error; break;
+    case Status::Crash: ++crash; break;
+  }
+  switch (r.execution) {
+    case Execution::Real: ++real; break;
+    case Execution::Simulated: ++simulated; break;
+    case Execution::NotRun: ++not_run; break;
+  }
+}
+
+std::string RunSummary::line() const {
+  return "crossdev: " + std::to_string(pass) + " passed, " + std::to_string(fail + xpass + error + crash) +
+         " failed, " + std::to_string(skip) + " skipped, " + std::to_string(xfail) + " xfailed (" +
+         std::to_string(real) + " on real devices, " + std::to_string(simulated) + " simulated, " +
+         std::to_string(not_run) + " not run)";
+}
+
+std::vector<CaseResult> run_row(const Suite& suite, const Row& row, const RunContext& ctx) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<CaseResult> results;
+  try {
+    results = suite.run(row, ctx);
+  } catch (const std::exception& e) {
+    CaseResult r = result_for(row, suite);
+    r.status = Status::Error;
+    r.message = std::string("uncaught exception: ") + e.what();
+    results = {r};
+  }
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (auto& r : results)
+    if (r.duration_s == 0.0) r.duration_s = elapsed / static_cast<double>(results.size());
+  return results;
+}
+
+std::vector<CaseResult> run_catalog(const std::vector<MatrixFile>& catalog, const RunContext& ctx,
+                                    const ResultCallback& on_result) {
+  std::vector<CaseResult> all;
+  for (const auto& file : catalog) {
+    const Suite* suite = find_suite(file.suite);
+    for (const auto& row : file.rows) {
+      for (auto& r : run_row(*suite, row, ctx)) {
+        if (on_result) on_result(r);
+        all.push_back(std::move(r));
+      }
+    }
+  }
+  return all;
+}
+
+}  // namespace crossdev::conformance

@@ -1,0 +1,38 @@
+#pragma once
+// A Suite validates and runs the rows of matrix files that name it (`suite: <name>`).
+// Suites are listed in suite_table.cpp; adding a suite is one row there.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device/host_profile.h"
+#include "matrix/matrix.h"
+#include "runner/case_result.h"
+
+namespace crossdev::conformance {
+
+struct RunContext {
+  HostProfile host;           // this host: the real probe, plus --simulate kinds where asked
+  std::string simulate_spec;  // "" when nothing is simulated
+};
+
+class Suite {
+ public:
+  virtual ~Suite() = default;
+  virtual const char* name() const = 0;
+  virtual const SuiteSchema& schema() const = 0;
+  // Value checks at load time (device strings, enums, list lengths). Throws MatrixError.
+  virtual void validate(const Row& row) const = 0;
+  // Runs one row; a row may expand into several cases (e.g. one per device). Must not throw
+  // for case-level problems: report them as Status::Error with the message.
+  virtual std::vector<CaseResult> run(const Row& row, const RunContext& ctx) const = 0;
+};
+
+const Suite* find_suite(const std::string& name);
+std::string suite_names();  // for "expected one of ..." messages
+const SuiteSchema* schema_for_suite(const std::string& name);
+
+// Fills the bookkeeping fields of a result from its row.
+CaseResult result_for(const Row& row, const Suite& suite);
+
+}  // namespace crossdev::conformance

@@ -1,0 +1,16 @@
+#include "runner/suite_table.h"
+
+namespace crossdev::conformance {
+
+std::vector<std::unique_ptr<Suite>> builtin_suites() {
+  using Factory = std::unique_ptr<Suite> (*)();
+  static constexpr Factory kFactories[] = {
+      make_redirect_suite,  // matrices/redirect.yaml: seed 002 policy table, presets, env
+      make_context_suite,   // matrices/context.yaml: seeds 001/004 contexts and limits
+  };
+  std::vector<std::unique_ptr<Suite>> out;
+  for (Factory make : kFactories) out.push_back(make());
+  return out;
+}
+
+}  // namespace crossdev::conformance

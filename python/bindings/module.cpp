@@ -1,0 +1,12 @@
+// The `crossdev._crossdev` extension. Each area binds itself in its own file
+// (bindings/<area>.cpp, `void bind_<area>(pybind11::module_&)`); register it here.
+#include <torch/extension.h>
+
+namespace crossdev::python {
+void bind_policy(pybind11::module_& m);
+}  // namespace crossdev::python
+
+PYBIND11_MODULE(_crossdev, m) {
+  m.doc() = "crossdev: device specs, redirect policy, host simulation, conformance harness";
+  crossdev::python::bind_policy(m);
+}

@@ -29,3 +29,10 @@ if(NOT TARGET crossdev::torch)
   target_link_libraries(crossdev_torch INTERFACE ${TORCH_LIBRARIES})
   add_library(crossdev::torch ALIAS crossdev_torch)
 endif()
+
+# The C++ standard LibTorch's headers are written for (2.13 sets CXX_STANDARD 20 on `torch`).
+set(CROSSDEV_TORCH_CXX_STANDARD 17)
+get_target_property(_crossdev_torch_std torch CXX_STANDARD)
+if(_crossdev_torch_std AND _crossdev_torch_std GREATER 17)
+  set(CROSSDEV_TORCH_CXX_STANDARD ${_crossdev_torch_std})
+endif()

@@ -13,6 +13,7 @@
 #include "cli/host_option.h"
 #include "runner/bundle_writer.h"
 #include "runner/catalog.h"
+#include "runner/isolated_runner.h"
 #include "runner/runner.h"
 #include "util/atomic_file.h"
 
@@ -55,6 +56,10 @@ int cmd_run(const std::vector<std::string>& argv) {
       {"--bench-json", "FILE", "embed this Google Benchmark JSON in the bundle"},
       {"--device-log", "FILE", "embed this device-operation log summary (JSON) in the bundle"},
       {"--quiet", nullptr, "print only failures and the summary"},
+      {"--no-isolate", nullptr, "run rows in this process (default: worker processes, so a crash is one `crash` case)"},
+      {"--row-timeout", "S", "seconds before a hanging row is killed and reported as crash (default 600)"},
+      {"--worker", nullptr, "internal: run as an isolation worker writing results to fd 3"},
+      {"--start-row", "N", "internal: first row for a worker"},
       {"--help", nullptr, "show this help"}};
   const ParsedArgs args = parse_args(argv, kOptions);
   if (args.has("--help")) {
@@ -83,18 +88,44 @@ int cmd_run(const std::vector<std::string>& argv) {
     }
   }
 
+  if (args.has("--worker")) {
+    if (selected.size() != 1) throw UsageError("--worker runs exactly one matrix file");
+    const long start = std::stol(args.get("--start-row", "0"));
+    return run_worker(selected.front(), ctx, static_cast<std::size_t>(start), 3);
+  }
+
   const bool quiet = args.has("--quiet");
   std::cout << "crossdev run: host " << ctx.host.summary() << (ctx.host.any_simulated() ? " [includes SIMULATED]" : "")
             << "\n";
   RunSummary summary;
-  const auto results = run_catalog(selected, ctx, [&](const CaseResult& r) {
+  const ResultCallback print = [&](const CaseResult& r) {
     summary.add(r);
     const bool loud = r.status != Status::Pass && r.status != Status::Skip;
     if (loud || !quiet) {
       std::cout << "  " << status_name(r.status) << (r.execution == Execution::Simulated ? " [simulated] " : " ")
                 << r.id << (r.message.empty() ? "" : ": " + r.message) << "\n";
     }
-  });
+  };
+  std::vector<CaseResult> results;
+  if (args.has("--no-isolate")) {
+    results = run_catalog(selected, ctx, print);
+  } else {
+    IsolationOptions iso;
+    iso.executable = std::filesystem::read_symlink("/proc/self/exe").string();
+    if (args.has("--simulate")) iso.extra_args = {"--simulate", args.get("--simulate")};
+    if (args.has("--filter")) {
+      iso.extra_args.push_back("--filter");
+      iso.extra_args.push_back(args.get("--filter"));
+    }
+    if (args.has("--row-timeout")) {
+      try {
+        iso.row_timeout_s = std::stod(args.get("--row-timeout"));
+      } catch (const std::exception&) {
+        throw UsageError("--row-timeout: expected seconds, got '" + args.get("--row-timeout") + "'");
+      }
+    }
+    results = run_isolated(selected, iso, print);
+  }
 
   // Write everything we were asked for before deciding the exit code: nothing computed is lost.
   ExecutionTarget target = describe_execution_target(ctx.host, ctx.simulate_spec);

@@ -1,7 +1,10 @@
 #include "runner/runner.h"
 
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <exception>
+#include <thread>
 
 namespace crossdev::conformance {
 
@@ -30,7 +33,20 @@ std::string RunSummary::line() const {
          std::to_string(not_run) + " not run)";
 }
 
+namespace {
+
+// Test hooks for the crash isolation (conformance/python/test_isolation.py): make the named
+// row die like a segfaulting kernel, or hang like a deadlocked one.
+void apply_fault_hooks(const Row& row) {
+  if (const char* id = std::getenv("CROSSDEV_TEST_CRASH_ROW"); id && row.id() == id) std::raise(SIGSEGV);
+  if (const char* id = std::getenv("CROSSDEV_TEST_HANG_ROW"); id && row.id() == id)
+    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
+}  // namespace
+
 std::vector<CaseResult> run_row(const Suite& suite, const Row& row, const RunContext& ctx) {
+  apply_fault_hooks(row);
   const auto start = std::chrono::steady_clock::now();
   std::vector<CaseResult> results;
   try {

@@ -9,6 +9,7 @@
 // override state), allow_redirects (the TORCH_ALLOW_REDIRECTS value).
 #include <memory>
 
+#include "log/logger.h"
 #include "policy/redirect_policy.h"
 #include "runner/suite.h"
 #include "runner/suite_table.h"
@@ -97,6 +98,13 @@ class RedirectSuite final : public Suite {
     RedirectPolicy policy(*c.preset);
     PolicyState state = c.initial;
     std::string trace;
+    // The policy's redirect log lines belong to this case: keep them in its details instead of
+    // interleaving them with the run's console output.
+    std::string log;
+    Logger::global().set_text_sink([&log](std::string_view line) { log.append(line).append("\n"); });
+    struct RestoreSink {
+      ~RestoreSink() { Logger::global().set_text_sink(nullptr); }
+    } restore;
     for (std::size_t i = 0; i < c.steps.size(); ++i) {
       const Step& step = c.steps[i];
       const Decision d = policy.resolve(step.has_request ? &step.request : nullptr, c.host, state, step.via);
@@ -110,6 +118,7 @@ class RedirectSuite final : public Suite {
       }
     }
     r.details = {{"policy", c.preset->name}, {"host", c.host.summary()}, {"trace", trace}};
+    if (!log.empty()) r.details.emplace_back("log", log);
     r.metrics = {{"steps", static_cast<double>(c.steps.size())}};
     return {r};
   }

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""CI gate over result bundles from one or more runners.
+
+usage: python3 ci/gate.py BUNDLE... [--baseline-bench FILE] [--bench-threshold 0.05]
+
+Exit codes:
+  0  every bundle is usable and no case gates (xfail and skip never gate)
+  1  a case is fail, xpass (an expected failure passed: the expectation is stale), error or
+     crash, or ci/bench_gate.py reports a significant performance regression
+  2  bad input: a bundle is missing, truncated, not JSON or not schema-valid (named on stderr),
+     or --baseline-bench was given but cannot be used. Bad input wins over 1: the verdict would
+     be incomplete. Failures in the usable bundles are still listed.
+
+Performance gating is delegated to ci/bench_gate.py (owned by the benchmark suite): with
+--baseline-bench, the bundles that embed benchmark results are handed to
+`bench_gate.py --baseline FILE --threshold T BUNDLE...` (a Mann-Whitney U test plus the
+threshold); its exit code (0/1/2) counts as this gate's. Without ci/bench_gate.py, --baseline-bench is bad input (exit 2): a gate
+that was asked to check performance must not pass silently.
+"""
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from reports.merge import Report, merge  # noqa: E402
+
+EXIT_PASS, EXIT_GATED, EXIT_BAD_INPUT = 0, 1, 2
+BENCH_GATE = ROOT / "ci" / "bench_gate.py"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f"gate.py: error: {message}\n")
+
+
+def parse_args(argv):
+    p = _Parser(prog="gate.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("bundles", nargs="+", metavar="BUNDLE")
+    p.add_argument("--baseline-bench", metavar="FILE", help="Google Benchmark JSON of the baseline run")
+    p.add_argument("--bench-threshold", type=float, default=0.05, metavar="FRACTION",
+                   help="slowdown that counts as a regression (default 0.05 = 5%%)")
+    args = p.parse_args(argv)
+    if not 0 < args.bench_threshold < 10:
+        p.error(f"--bench-threshold: expected a fraction such as 0.05, got {args.bench_threshold}")
+    return args
+
+
+def parity_verdict(report: Report) -> int:
+    gated = report.gating_cases()
+    for runner, case in gated:
+        where = f"{case.get('file', '')}:{case.get('line', 0)}"
+        print(f"GATE {runner.label}: {case['id']}: {case['status']} ({case['execution']}) at {where}: "
+              f"{case.get('message', '')}")
+    totals = report.totals()
+    print(f"gate: {len(report.runners)} bundle(s), {totals.total} case(s): {totals.real_pass} passed on real devices, "
+          f"{totals.simulated_pass} passed simulated, {totals.by_status['xfail']} xfail (allowed), "
+          f"{len(gated)} gating")
+    return EXIT_GATED if gated else EXIT_PASS
+
+
+def bench_verdict(report: Report, baseline: str, threshold: float) -> int:
+    if not Path(baseline).is_file():
+        print(f"gate.py: error: {baseline}: baseline benchmark file not found", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not BENCH_GATE.is_file():
+        print(f"gate.py: error: --baseline-bench needs {BENCH_GATE.relative_to(ROOT)}, which is not in this "
+              "checkout: performance cannot be gated", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    with_bench = [r.path for r in report.runners if r.benchmarks]
+    if not with_bench:
+        print("gate: no bundle embeds benchmark results; performance not compared")
+        return EXIT_PASS
+    # bench_gate.py reads bundles itself, so its messages name the real files.
+    cmd = [sys.executable, str(BENCH_GATE), "--baseline", baseline, "--threshold", str(threshold), *with_bench]
+    rc = subprocess.run(cmd).returncode
+    return rc if rc in (EXIT_PASS, EXIT_GATED, EXIT_BAD_INPUT) else EXIT_BAD_INPUT
+
+
+def main(argv=None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    report = merge(args.bundles)
+    for err in report.errors:
+        print(f"gate.py: error: {err.message}", file=sys.stderr)
+    verdicts = [parity_verdict(report)]
+    if args.baseline_bench:
+        verdicts.append(bench_verdict(report, args.baseline_bench, args.bench_threshold))
+    if report.errors or EXIT_BAD_INPUT in verdicts:
+        print("gate: BAD INPUT (exit 2)")
+        return EXIT_BAD_INPUT
+    if EXIT_GATED in verdicts:
+        print("gate: FAIL (exit 1)")
+        return EXIT_GATED
+    print("gate: PASS (exit 0)")
+    return EXIT_PASS
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+#include "runner/case_codec.h"
+
+#include <cstdlib>
+#include <vector>
+
+namespace crossdev::conformance {
+namespace {
+
+std::string esc(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '\t': out += "\\t"; break;
+      case '\n': out += "\\n"; break;
+      case '\x1f': out += "\\u"; break;
+      case '\x1e': out += "\\v"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string unesc(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\\' || i + 1 == s.size()) {
+      out += s[i];
+      continue;
+    }
+    const char n = s[++i];
+    out += n == 't' ? '\t' : n == 'n' ? '\n' : n == 'u' ? '\x1f' : n == 'v' ? '\x1e' : n;
+  }
+  return out;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out(1);
+  for (char c : s) {
+    if (c == sep) out.emplace_back(); else out.back() += c;
+  }
+  return out;
+}
+
+// Pairs are joined with \x1f (unit separator), key and value with \x1e; both are escaped away
+// from field text above, so no user string can forge a boundary.
+template <class V, class F>
+std::string pairs(const std::vector<std::pair<std::string, V>>& items, F fmt) {
+  std::string out;
+  for (const auto& [k, v] : items) {
+    if (!out.empty()) out += '\x1f';
+    out += esc(k) + '\x1e' + fmt(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string encode_case(const CaseResult& r) {
+  char dur[32];
+  std::snprintf(dur, sizeof dur, "%.9g", r.duration_s);
+  std::string line = "CASE";
+  for (const std::string& f : {r.id, r.row_id, r.suite, r.source, r.intent, r.file, std::to_string(r.line),
+                               std::to_string(static_cast<int>(r.status)), r.device,
+                               std::to_string(static_cast<int>(r.execution)), r.message, std::string(dur)})
+    line += '\t' + esc(f);
+  line += '\t' + pairs(r.metrics, [](double v) {
+    char b[40];
+    std::snprintf(b, sizeof b, "%.17g", v);
+    return std::string(b);
+  });
+  line += '\t' + pairs(r.details, [](const std::string& v) { return esc(v); });
+  return line;
+}
+
+std::optional<CaseResult> decode_case(const std::string& line) {
+  const auto f = split(line, '\t');
+  if (f.size() != 15 || f[0] != "CASE") return std::nullopt;
+  CaseResult r;
+  r.id = unesc(f[1]);
+  r.row_id = unesc(f[2]);
+  r.suite = unesc(f[3]);
+  r.source = unesc(f[4]);
+  r.intent = unesc(f[5]);
+  r.file = unesc(f[6]);
+  r.line = std::atoi(f[7].c_str());
+  r.status = static_cast<Status>(std::atoi(f[8].c_str()));
+  r.device = unesc(f[9]);
+  r.execution = static_cast<Execution>(std::atoi(f[10].c_str()));
+  r.message = unesc(f[11]);
+  r.duration_s = std::strtod(f[12].c_str(), nullptr);
+  for (const auto& kv : split(f[13], '\x1f')) {
+    const auto parts = split(kv, '\x1e');
+    if (parts.size() == 2) r.metrics.emplace_back(unesc(parts[0]), std::strtod(parts[1].c_str(), nullptr));
+  }
+  for (const auto& kv : split(f[14], '\x1f')) {
+    const auto parts = split(kv, '\x1e');
+    if (parts.size() == 2) r.details.emplace_back(unesc(parts[0]), unesc(parts[1]));
+  }
+  return r;
+}
+
+}  // namespace crossdev::conformance

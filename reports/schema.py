@@ -1,0 +1,191 @@
+"""The bundle schema ("crossdev.bundle", version 1) as data, and the checker that walks it.
+
+docs/bundle-schema.md describes the same fields for people; this table is what the validator
+and the renderer trust. Writers may add fields within a version (readers ignore unknown keys);
+removing or retyping a field needs a new schema_version.
+"""
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, Tuple
+
+SCHEMA_NAME = "crossdev.bundle"
+SUPPORTED_VERSIONS = (1,)
+
+STATUSES = ("pass", "fail", "xfail", "xpass", "skip", "error", "crash")
+GATING_STATUSES = ("fail", "xpass", "error", "crash")  # an xfail does not gate
+EXECUTIONS = ("real", "simulated", "not_run")
+PROVENANCES = ("real", "simulated")
+
+
+class Spec:
+    """One node of the schema: checks a value and yields "path: expected X, got Y" errors."""
+
+    def check(self, value: Any, path: str) -> Iterator[str]:
+        raise NotImplementedError
+
+
+def _got(value: Any) -> str:
+    if value is None:
+        return "null"
+    text = repr(value)
+    return f"{type(value).__name__} {text[:40] + '...' if len(text) > 40 else text}"
+
+
+@dataclass
+class Scalar(Spec):
+    types: Tuple[type, ...]
+    name: str
+
+    def check(self, value, path):
+        # bool is an int in Python, but never a number or string in this schema.
+        if isinstance(value, bool) and bool not in self.types:
+            yield f"{path}: expected {self.name}, got {_got(value)}"
+        elif not isinstance(value, self.types):
+            yield f"{path}: expected {self.name}, got {_got(value)}"
+
+
+@dataclass
+class Nullable(Spec):
+    inner: Spec
+
+    def check(self, value, path):
+        if value is not None:
+            yield from self.inner.check(value, path)
+
+
+@dataclass
+class OneOf(Spec):
+    values: Tuple[str, ...]
+
+    def check(self, value, path):
+        if value not in self.values:
+            yield f"{path}: expected one of {', '.join(self.values)}, got {_got(value)}"
+
+
+@dataclass
+class ListOf(Spec):
+    item: Spec
+    # Names an item in errors by a field of it ("cases[3] (id 'x')") so a reader can find it.
+    label_key: str = ""
+
+    def check(self, value, path):
+        if not isinstance(value, list):
+            yield f"{path}: expected a list, got {_got(value)}"
+            return
+        for i, item in enumerate(value):
+            label = f"{path}[{i}]"
+            if self.label_key and isinstance(item, dict) and isinstance(item.get(self.label_key), str):
+                label += f" ({self.label_key} {item[self.label_key]!r})"
+            yield from self.item.check(item, label)
+
+
+@dataclass
+class MapOf(Spec):
+    value_spec: Spec
+
+    def check(self, value, path):
+        if not isinstance(value, dict):
+            yield f"{path}: expected an object, got {_got(value)}"
+            return
+        for key, item in value.items():
+            yield from self.value_spec.check(item, f"{path}.{key}")
+
+
+@dataclass
+class Obj(Spec):
+    required: Dict[str, Spec]
+    optional: Dict[str, Spec] = field(default_factory=dict)
+
+    def check(self, value, path):
+        if not isinstance(value, dict):
+            yield f"{path}: expected an object, got {_got(value)}"
+            return
+        for key, spec in self.required.items():
+            if key not in value:
+                yield f"{path}: missing required field '{key}'"
+            else:
+                yield from spec.check(value[key], f"{path}.{key}")
+        for key, spec in self.optional.items():
+            if key in value:
+                yield from spec.check(value[key], f"{path}.{key}")
+
+
+STR = Scalar((str,), "a string")
+INT = Scalar((int,), "an integer")
+BOOL = Scalar((bool,), "true or false")
+# NaN and infinities are written as null (JSON has no spelling for them).
+NUMBER = Nullable(Scalar((int, float), "a number or null"))
+
+COUNTS = Obj({name: INT for name in ("total",) + STATUSES + EXECUTIONS} | {"gates": BOOL})
+
+DEVICE = Obj({"kind": STR, "count": INT, "provenance": OneOf(PROVENANCES), "names": ListOf(STR)})
+
+EXECUTION_TARGET = Obj(
+    {
+        "device_kind": STR,
+        "device_model": STR,
+        "driver": STR,
+        "libtorch_version": STR,
+        "cuda_version": STR,
+        "compiler": STR,
+        "git_commit": STR,
+        "host": STR,
+        "simulated": BOOL,
+        "simulate_spec": STR,
+        "devices": ListOf(DEVICE),
+    }
+)
+
+CASE = Obj(
+    {
+        "id": STR,
+        "suite": STR,
+        "source": STR,
+        "status": OneOf(STATUSES),
+        "execution": OneOf(EXECUTIONS),
+        "metrics": MapOf(NUMBER),
+        "message": STR,
+    },
+    optional={
+        "row_id": STR,
+        "intent": STR,
+        "file": STR,
+        "line": INT,
+        "device": STR,
+        "simulated": BOOL,
+        "duration_s": NUMBER,
+        "details": MapOf(STR),
+    },
+)
+
+# Google Benchmark's own JSON (context + benchmarks); only what the report reads is checked.
+BENCHMARK = Obj({"name": STR}, optional={"real_time": NUMBER, "cpu_time": NUMBER, "time_unit": STR})
+BENCHMARKS = Obj({"benchmarks": ListOf(BENCHMARK, "name")}, optional={"context": Obj({})})
+
+BUNDLE = Obj(
+    {
+        "schema": OneOf((SCHEMA_NAME,)),
+        "schema_version": INT,
+        "created_utc": STR,
+        "execution_target": EXECUTION_TARGET,
+        "cases": ListOf(CASE, "id"),
+    },
+    optional={
+        "tool": Obj({"name": STR, "version": STR}),
+        "matrices": ListOf(STR),
+        "summary": COUNTS,
+        "summary_by_suite": MapOf(COUNTS),
+        "benchmarks": Nullable(BENCHMARKS),
+        "device_log": Nullable(Obj({})),
+    },
+)
+
+
+def check_bundle(doc: Any) -> Iterator[str]:
+    """Yields every schema error in a parsed bundle; nothing when it is valid."""
+    if isinstance(doc, dict) and isinstance(doc.get("schema_version"), int):
+        version = doc["schema_version"]
+        if version not in SUPPORTED_VERSIONS:
+            supported = ", ".join(map(str, SUPPORTED_VERSIONS))
+            yield f"bundle.schema_version: unsupported version {version} (this reader knows {supported})"
+            return
+    yield from BUNDLE.check(doc, "bundle")

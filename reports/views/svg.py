@@ -1,0 +1,60 @@
+"""Inline SVG charts (no library, no external request): horizontal bars and a line chart."""
+from typing import Callable, List, NamedTuple, Optional, Sequence
+
+from reports.views.h import Markup, el
+
+BAR_H, GAP, LABEL_W, PLOT_W, VALUE_W = 16, 4, 460, 360, 90
+COLORS = ("#0969da", "#bf8700", "#1a7f37", "#8250df", "#cf222e", "#57606a")
+
+
+class Bar(NamedTuple):
+    label: str
+    value: float
+    color: str
+    title: str
+
+
+def hbar_chart(bars: List[Bar], max_value: float, fmt: Callable[[float], str], ref: Optional[float] = None,
+               ref_label: str = "", aria: str = "") -> Markup:
+    """One bar per row; `ref` draws a dashed vertical line (e.g. speedup 1.0, or 100% of peak)."""
+    height = len(bars) * (BAR_H + GAP) + 24
+    width = LABEL_W + PLOT_W + VALUE_W
+    scale = PLOT_W / max_value if max_value > 0 else 0
+    parts = []
+    for i, bar in enumerate(bars):
+        y = 4 + i * (BAR_H + GAP)
+        parts.append(el("text", bar.label, x=LABEL_W - 6, y=y + BAR_H - 4, text_anchor="end"))
+        parts.append(el("rect", el("title", bar.title), x=LABEL_W, y=y, height=BAR_H,
+                        width=f"{max(bar.value * scale, 1):.1f}", fill=bar.color))
+        parts.append(el("text", fmt(bar.value), x=f"{LABEL_W + bar.value * scale + 4:.1f}", y=y + BAR_H - 4))
+    if ref is not None:
+        x = f"{LABEL_W + ref * scale:.1f}"
+        parts.append(el("line", x1=x, x2=x, y1=0, y2=height - 18, stroke="#24292f", stroke_dasharray="4 3"))
+        parts.append(el("text", ref_label, x=x, y=height - 4, text_anchor="middle"))
+    return el("svg", *parts, width=width, height=height,
+              viewBox=f"0 0 {width} {height}", role="img", aria_label=aria)
+
+
+def line_chart(series: Sequence[tuple], x_labels: Sequence[str], y_max: float, fmt: Callable[[float], str],
+               aria: str = "") -> Markup:
+    """series: (name, [value or None per x], color). Gaps (None) break the line."""
+    width, height, left, bottom = 640, 220, 50, 40
+    plot_w, plot_h = width - left - 150, height - bottom - 10
+    n = max(len(x_labels) - 1, 1)
+    x_of = lambda i: left + plot_w * i / n  # noqa: E731
+    y_of = lambda v: 10 + plot_h * (1 - (v / y_max if y_max else 0))  # noqa: E731
+    parts = [el("line", x1=left, x2=left + plot_w, y1=10 + plot_h, y2=10 + plot_h, stroke="#8c959f"),
+             el("text", fmt(y_max), x=left - 4, y=14, text_anchor="end"),
+             el("text", fmt(0), x=left - 4, y=10 + plot_h, text_anchor="end")]
+    for i, label in enumerate(x_labels):
+        parts.append(el("text", label, x=f"{x_of(i):.1f}", y=height - bottom + 16, text_anchor="middle"))
+    for k, (name, values, color) in enumerate(series):
+        points = [(x_of(i), y_of(v)) for i, v in enumerate(values) if v is not None]
+        if len(points) > 1:
+            parts.append(el("polyline", points=" ".join(f"{x:.1f},{y:.1f}" for x, y in points), fill="none",
+                            stroke=color, stroke_width=2))
+        for (x, y), v in zip(points, [v for v in values if v is not None]):
+            parts.append(el("circle", el("title", f"{name}: {fmt(v)}"), cx=f"{x:.1f}", cy=f"{y:.1f}", r=3, fill=color))
+        parts.append(el("text", name, x=left + plot_w + 10, y=20 + 14 * k, fill=color))
+    return el("svg", *parts, width=width, height=height,
+              viewBox=f"0 0 {width} {height}", role="img", aria_label=aria)

@@ -8,7 +8,9 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 REPORT_DIR ?= reports/out
-SIMULATE ?= $(CROSSDEV_SIMULATE)
+# Accelerator kinds this host lacks run on the sim backend, labelled simulated (real ones win).
+SIMULATE ?= $(or $(CROSSDEV_SIMULATE),cuda:2$(comma)mps$(comma)xpu$(comma)xla:1)
+comma := ,
 
 .PHONY: all setup configure build test ctest pytest report clean help
 

@@ -13,8 +13,15 @@ if [[ -x "$build/bin/crossdev_bench" && "${CROSSDEV_SKIP_BENCH:-0}" != 1 ]]; the
   echo "== benchmarks (bounded pass) =="
   if "$build/bin/crossdev_bench" --benchmark_min_time=0.05s --benchmark_out="$out/bench.json.tmp" \
        --benchmark_out_format=json ${CROSSDEV_BENCH_ARGS:-} > "$out/bench.txt"; then
+    # Optional torch.compile peer (Inductor compiles each op: minutes): CROSSDEV_BENCH_COMPILE=1.
+    if [[ "${CROSSDEV_BENCH_COMPILE:-0}" == 1 ]]; then
+      "$python" bench/python/compile_bench.py --build-dir "$build" --bench-json "$out/bench.json.tmp" \
+        --merge-into "$out/bench.json.tmp" --out "$out/compile_bench.json" --budget-seconds 300 \
+        || echo "torch.compile peer failed; the report goes on without it" >&2
+    fi
     mv "$out/bench.json.tmp" "$out/bench.json"
     bench_args=(--bench-json "$out/bench.json")
+    "$python" bench/summarize.py "$out/bench.json" --markdown "$out/bench_summary.md" || true
   else
     echo "benchmarks failed (see $out/bench.txt); the report goes on without them" >&2
   fi

@@ -13,5 +13,5 @@ function(crossdev_add_gtest target)
   gtest_discover_tests(${target}
     DISCOVERY_MODE PRE_TEST
     DISCOVERY_TIMEOUT 120
-    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT 600)
+    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT 600 ENVIRONMENT "OMP_WAIT_POLICY=passive")
 endfunction()

@@ -11,9 +11,11 @@
 
 #include "cli/commands.h"
 #include "cli/host_option.h"
+#include "manager/op_log.h"
 #include "runner/bundle_writer.h"
 #include "runner/catalog.h"
 #include "runner/isolated_runner.h"
+#include "sim/sim_backend.h"
 #include "runner/runner.h"
 #include "util/atomic_file.h"
 
@@ -70,6 +72,10 @@ int cmd_run(const std::vector<std::string>& argv) {
     return kExitPass;
   }
   if (!args.positional.empty()) throw UsageError("unexpected argument '" + args.positional[0] + "' (use --matrix PATH)");
+
+  // Register the sim backend before anything can start LibTorch's autograd engine: the engine
+  // sizes its per-device queues once, from the backends registered at that moment.
+  sim::register_backend();
 
   const std::string matrix_path = args.get("--matrix", default_matrix_path());
   const std::vector<MatrixFile> catalog = load_catalog(matrix_path);  // MatrixError -> exit 2 in main
@@ -132,7 +138,10 @@ int cmd_run(const std::vector<std::string>& argv) {
   std::vector<std::string> files;
   for (const auto& f : catalog) files.push_back(f.path);
   if (args.has("--out")) {
-    BundleInput in{target, &ctx.host, files, &results, bench_json, log_json};
+    // The device-operation log of this run (workers stream their entries to this process),
+    // unless a summary was handed in with --device-log.
+    const std::string device_log = log_json.empty() ? manager::OpLog::global().summary_json() : log_json;
+    BundleInput in{target, &ctx.host, files, &results, bench_json, device_log};
     write_file_atomically(args.get("--out"), bundle_json(in));
     std::cout << "bundle: " << args.get("--out") << "\n";
   }

@@ -1,4 +1,5 @@
 // build/bin/crossdev: the engine CLI. Subcommands come from one table.
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
@@ -32,6 +33,11 @@ void usage(std::ostream& out) {
 
 int main(int argc, char** argv) {
   using namespace crossdev::cli;
+  // Matrix rows are many short ATen calls; spinning OpenMP workers between them starve the
+  // other core on small CI runners (measured: 5.9 s -> 1.1 s for one ops row). libgomp reads
+  // this when it loads, so it takes effect in the isolated workers this process spawns (and
+  // in --no-isolate runs only when set by the caller). A user's own setting wins.
+  ::setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0);
   if (argc < 2) {
     usage(std::cerr);
     return kExitBadInput;

@@ -186,7 +186,10 @@ MatrixFile load_matrix_file(const std::string& path, const SuiteSchema* (*schema
     std::map<std::string, YAML::Node> fields = default_fields;
     for (const auto& [key, value] : entries(path, row_node, row_line)) {
       check_key(key, line_of(value, row_line), "");
-      fields[key] = value;
+      // erase + emplace, never `fields[key] = value`: YAML::Node assignment writes through to the
+      // node it aliases, which would rewrite the shared default for every later row.
+      fields.erase(key);
+      fields.emplace(key, value);
     }
     for (const auto& key : required) {
       if (!fields.count(key)) {

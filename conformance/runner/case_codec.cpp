@@ -100,4 +100,30 @@ std::optional<CaseResult> decode_case(const std::string& line) {
   return r;
 }
 
+std::string encode_oplog(const manager::OpLogEntry& e) {
+  char num[64];
+  std::snprintf(num, sizeof num, "%.9g\t%.9g", e.ts_ms, e.duration_us);
+  std::string line = "OPLOG\t" + std::string(num);
+  for (const std::string& f : {e.category, e.op, e.device, e.outcome}) line += '\t' + esc(f);
+  line += '\t' + pairs(e.fields, [](const std::string& v) { return esc(v); });
+  return line;
+}
+
+std::optional<manager::OpLogEntry> decode_oplog(const std::string& line) {
+  const auto f = split(line, '\t');
+  if (f.size() != 8 || f[0] != "OPLOG") return std::nullopt;
+  manager::OpLogEntry e;
+  e.ts_ms = std::strtod(f[1].c_str(), nullptr);
+  e.duration_us = std::strtod(f[2].c_str(), nullptr);
+  e.category = unesc(f[3]);
+  e.op = unesc(f[4]);
+  e.device = unesc(f[5]);
+  e.outcome = unesc(f[6]);
+  for (const auto& kv : split(f[7], '\x1f')) {
+    const auto parts = split(kv, '\x1e');
+    if (parts.size() == 2) e.fields.emplace_back(unesc(parts[0]), unesc(parts[1]));
+  }
+  return e;
+}
+
 }  // namespace crossdev::conformance

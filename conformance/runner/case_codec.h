@@ -4,11 +4,17 @@
 #include <optional>
 #include <string>
 
+#include "manager/op_log.h"
 #include "runner/case_result.h"
 
 namespace crossdev::conformance {
 
 std::string encode_case(const CaseResult& r);
 std::optional<CaseResult> decode_case(const std::string& line);  // nullopt on a malformed record
+
+// Device-operation log entries recorded in a worker travel the same way, so the parent's
+// OpLog (and the bundle's device_log summary) covers every isolated row.
+std::string encode_oplog(const manager::OpLogEntry& e);
+std::optional<manager::OpLogEntry> decode_oplog(const std::string& line);
 
 }  // namespace crossdev::conformance

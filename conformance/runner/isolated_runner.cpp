@@ -98,6 +98,8 @@ long read_worker(Worker& w, const MatrixFile& file, const IsolationOptions& opt,
         done = true;
       } else if (auto r = decode_case(line)) {
         emit(*r);
+      } else if (auto e = decode_oplog(line)) {
+        manager::OpLog::global().record(std::move(*e));
       }
     }
   }
@@ -153,10 +155,13 @@ int run_worker(const MatrixFile& file, const RunContext& ctx, std::size_t start_
   std::FILE* out = ::fdopen(fd, "w");
   if (!out) return 3;
   const Suite* suite = find_suite(file.suite);
+  std::size_t log_sent = manager::OpLog::global().size();
   for (std::size_t i = start_row; i < file.rows.size(); ++i) {
     std::fprintf(out, "ROW %zu\n", i);
     std::fflush(out);  // the parent must know which row was running if we die
     for (const auto& r : run_row(*suite, file.rows[i], ctx)) std::fprintf(out, "%s\n", encode_case(r).c_str());
+    const auto entries = manager::OpLog::global().entries();
+    for (; log_sent < entries.size(); ++log_sent) std::fprintf(out, "%s\n", encode_oplog(entries[log_sent]).c_str());
     std::fflush(out);
   }
   std::fprintf(out, "DONE\n");

@@ -7,6 +7,9 @@ std::vector<std::unique_ptr<Suite>> builtin_suites() {
   static constexpr Factory kFactories[] = {
       make_redirect_suite,  // matrices/redirect.yaml: seed 002 policy table, presets, env
       make_context_suite,   // matrices/context.yaml: seeds 001/004 contexts and limits
+      make_ops_suite,       // matrices/ops.yaml: seed 000 op parity (fused / fallback / torchscript)
+      make_manager_suite,   // matrices/manager.yaml: device managers, capabilities, memory, streams (seeds 001-004)
+      make_errors_suite,    // matrices/errors.yaml: error classification and device_safe recovery (seed 003)
   };
   std::vector<std::unique_ptr<Suite>> out;
   for (Factory make : kFactories) out.push_back(make());

@@ -10,6 +10,9 @@ namespace crossdev::conformance {
 
 std::unique_ptr<Suite> make_redirect_suite();
 std::unique_ptr<Suite> make_context_suite();
+std::unique_ptr<Suite> make_ops_suite();
+std::unique_ptr<Suite> make_manager_suite();
+std::unique_ptr<Suite> make_errors_suite();
 
 std::vector<std::unique_ptr<Suite>> builtin_suites();
 

@@ -4,9 +4,19 @@
 
 namespace crossdev::python {
 void bind_policy(pybind11::module_& m);
+void bind_parity(pybind11::module_& m);
+void bind_sim(pybind11::module_& m);
+void bind_bench(pybind11::module_& m);
+void bind_ops(pybind11::module_& m);
+void bind_manager(pybind11::module_& m);
 }  // namespace crossdev::python
 
 PYBIND11_MODULE(_crossdev, m) {
   m.doc() = "crossdev: device specs, redirect policy, host simulation, conformance harness";
   crossdev::python::bind_policy(m);
+  crossdev::python::bind_parity(m);
+  crossdev::python::bind_sim(m);
+  crossdev::python::bind_bench(m);
+  crossdev::python::bind_ops(m);
+  crossdev::python::bind_manager(m);
 }

@@ -1,0 +1,141 @@
+// The dispatcher: fused on the CPU, the fallback elsewhere (meta stands in for a device without
+// fused kernels), with the rejected implementation and the failing predicate recorded; clear
+// NotEligible errors for malformed calls; silent unless the log level is debug.
+#include "log/logger.h"
+#include "ops_test_util.h"
+
+namespace crossdev::ops::testing {
+namespace {
+
+const c10::Device kCpu(c10::kCPU);
+const c10::Device kMeta(c10::kMeta);
+
+TEST(Dispatcher, CpuRunsFusedWithNothingRejected) {
+  for (const OpSpec* op : all_ops()) {
+    DispatchRecord record;
+    op->dispatch(op->make_inputs("basic", at::kFloat, kCpu, 1), &record);
+    EXPECT_EQ(record.ran, Impl::Fused) << op->name();
+    EXPECT_TRUE(record.rejected.empty()) << op->name();
+  }
+}
+
+TEST(Dispatcher, DeviceWithoutFusedKernelFallsBackAndSaysWhy) {
+  for (const OpSpec* op : all_ops()) {
+    SCOPED_TRACE(op->name());
+    DispatchRecord record;
+    const at::Tensor out = op->dispatch(op->make_inputs("basic", at::kFloat, kMeta, 1), &record);
+    EXPECT_EQ(record.ran, Impl::Fallback);
+    ASSERT_EQ(record.rejected.size(), 1u);
+    EXPECT_EQ(record.rejected[0].impl, Impl::Fused);
+    EXPECT_NE(record.rejected[0].reason.find("device meta: no fused kernel"), std::string::npos) << record.rejected[0].reason;
+    EXPECT_NE(record.rejected[0].reason.find("(predicate device_has_fused_kernel)"), std::string::npos);
+    EXPECT_TRUE(out.is_meta());
+    // Same shape as the CPU computes.
+    EXPECT_EQ(out.sizes(), op->run(Impl::Fallback, op->make_inputs("basic", at::kFloat, kCpu, 1)).sizes());
+  }
+}
+
+TEST(Dispatcher, RunOfAnIneligibleImplThrowsNotEligible) {
+  const OpSpec* op = find_op("rms_norm");
+  try {
+    op->run(Impl::Fused, op->make_inputs("basic", at::kFloat, kMeta, 1));
+    FAIL() << "expected NotEligible";
+  } catch (const NotEligible& e) {
+    EXPECT_EQ(e.impl(), Impl::Fused);
+    EXPECT_EQ(e.op(), "rms_norm");
+    ASSERT_EQ(e.failed().size(), 1u);
+    EXPECT_EQ(e.failed()[0].predicate, "device_has_fused_kernel");
+  }
+}
+
+TEST(Dispatcher, MalformedCallsNameTheProblem) {
+  const OpSpec* op = find_op("modulate");
+  struct Case {
+    const char* what;
+    std::function<void(OpCall&)> corrupt;
+    const char* predicate;
+    const char* text;
+  };
+  const std::vector<Case> cases = {
+      {"missing shift", [](OpCall& c) { c.tensors.erase("shift"); }, "required_inputs_present", "'shift' is required"},
+      {"unknown input", [](OpCall& c) { c.tensors["bogus"] = at::zeros({1}); }, "required_inputs_present", "unknown input 'bogus'"},
+      {"wrong rows", [](OpCall& c) { c.tensors["shift"] = at::zeros({3, 64}); }, "modulate_shapes", "shift must be [B or 1, D] = [2 or 1, 64]"},
+      {"integer x", [](OpCall& c) { c.tensors["x"] = at::zeros({2, 8, 64}, at::kLong); }, "input_dtypes_consistent", "must be floating point"},
+      {"mixed dtypes", [](OpCall& c) { c.tensors["scale"] = c.tensors["scale"].to(at::kDouble); }, "input_dtypes_consistent", "'scale' is Double"},
+      {"two devices", [](OpCall& c) { c.tensors["scale"] = c.tensors["scale"].to(kMeta); }, "inputs_on_one_device", "more than one device: scale on meta, shift on cpu"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    OpCall call = op->make_inputs("basic", at::kFloat, kCpu, 1);
+    c.corrupt(call);
+    try {
+      op->dispatch(call);
+      FAIL() << "expected NotEligible";
+    } catch (const NotEligible& e) {
+      EXPECT_EQ(e.impl(), Impl::Fallback);
+      bool found = false;
+      for (const PredicateResult& r : e.failed()) found = found || (r.predicate == c.predicate && r.explanation.find(c.text) != std::string::npos);
+      EXPECT_TRUE(found) << e.what();
+    }
+  }
+}
+
+TEST(Dispatcher, EligibilityListsEveryPredicate) {
+  const OpSpec* op = find_op("rotary");
+  const OpCall call = op->make_inputs("basic", at::kFloat, kCpu, 1);
+  const std::vector<PredicateResult> fused = op->eligibility(Impl::Fused, call);
+  const std::vector<PredicateResult> fallback = op->eligibility(Impl::Fallback, call);
+  EXPECT_GT(fused.size(), fallback.size());  // fused adds device and dtype limits
+  for (const PredicateResult& r : fused) EXPECT_TRUE(r.ok) << r.predicate << ": " << r.explanation;
+  std::vector<std::string> names;
+  for (const PredicateResult& r : fused) names.push_back(r.predicate);
+  EXPECT_NE(std::find(names.begin(), names.end(), "rotary_shapes"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "device_has_fused_kernel"), names.end());
+  OpCall odd = call;
+  odd.tensors["x"] = at::zeros({2, 8, 4, 31});
+  EXPECT_FALSE(op->failed_predicates(Impl::Fallback, odd).empty());
+  EXPECT_NE(op->failed_predicates(Impl::Fallback, odd)[0].explanation.find("Dh must be even"), std::string::npos);
+}
+
+class CapturedLog {
+ public:
+  explicit CapturedLog(LogLevel level) : previous_(Logger::global().level()) {
+    Logger::global().set_level(level);
+    Logger::global().set_text_sink([this](std::string_view line) { lines.emplace_back(line); });
+  }
+  ~CapturedLog() {
+    Logger::global().set_text_sink(nullptr);
+    Logger::global().set_level(previous_);
+  }
+  std::vector<std::string> lines;
+
+ private:
+  LogLevel previous_;
+};
+
+TEST(Dispatcher, SilentByDefaultExplainsItselfAtDebug) {
+  const OpSpec* op = find_op("gelu_tanh");
+  const OpCall meta_call = op->make_inputs("basic", at::kFloat, kMeta, 1);
+  {
+    CapturedLog log(LogLevel::Warning);
+    op->dispatch(meta_call);
+    EXPECT_TRUE(log.lines.empty());
+  }
+  CapturedLog log(LogLevel::Debug);
+  op->dispatch(meta_call);
+  ASSERT_EQ(log.lines.size(), 1u);
+  EXPECT_NE(log.lines[0].find("dispatch"), std::string::npos) << log.lines[0];
+  EXPECT_NE(log.lines[0].find("gelu_tanh: ran fallback; fused rejected: device meta"), std::string::npos) << log.lines[0];
+}
+
+TEST(Registry, NamesRoundTrip) {
+  for (Impl impl : all_impls()) EXPECT_EQ(impl_from_name(impl_name(impl)), impl);
+  EXPECT_FALSE(impl_from_name("turbo").has_value());
+  EXPECT_EQ(find_op("no_such_op"), nullptr);
+  EXPECT_EQ(all_ops().size(), 8u);
+  EXPECT_EQ(dtypes_for_device(c10::Device(c10::kCPU)).size(), 4u);
+  EXPECT_EQ(dtypes_for_device(c10::Device(c10::DeviceType::MPS)).size(), 3u);
+}
+
+}  // namespace
+}  // namespace crossdev::ops::testing

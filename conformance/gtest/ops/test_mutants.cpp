@@ -1,0 +1,72 @@
+// Every mutant must make the fused kernel of its op disagree with the fallback on at least one
+// (dtype, shape set); with no mutant active they agree (test_fused_vs_fallback.cpp).
+#include "ops/mutants.h"
+#include "ops_test_util.h"
+
+namespace crossdev::ops::testing {
+namespace {
+
+class ActiveMutant {
+ public:
+  explicit ActiveMutant(const std::string& name) { set_active_mutant(name); }
+  ~ActiveMutant() { set_active_mutant(""); }
+};
+
+std::string op_of(const std::string& mutant) { return mutant.substr(0, mutant.find('.')); }
+
+TEST(Mutants, EveryOpHasAtLeastOne) {
+  const std::vector<std::string> names = mutant_names();
+  for (const OpSpec* op : all_ops()) {
+    EXPECT_TRUE(std::any_of(names.begin(), names.end(), [&](const std::string& n) { return op_of(n) == op->name(); }))
+        << op->name();
+  }
+  for (const std::string& name : names) EXPECT_NE(find_op(op_of(name)), nullptr) << name;
+}
+
+TEST(Mutants, UnknownNameListsTheValidOnes) {
+  try {
+    set_active_mutant("rms_norm.eps_x11");
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown mutant 'rms_norm.eps_x11'"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("rms_norm.eps_x10"), std::string::npos);
+  }
+  EXPECT_EQ(active_mutant(), "");
+}
+
+class MutantGoesRed : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MutantGoesRed, FusedDisagreesWithFallbackSomewhere) {
+  const std::string& name = GetParam();
+  const OpSpec* op = find_op(op_of(name));
+  ActiveMutant active(name);
+  EXPECT_EQ(active_mutant(), name);
+  std::vector<std::string> detected_by;
+  for (const std::string& set : op->shape_sets()) {
+    if (set == "large") continue;
+    for (at::ScalarType dtype : all_dtypes()) {
+      const OpCall call = op->make_inputs(set, dtype, c10::Device(c10::kCPU), 7);
+      const std::string mismatch =
+          close_mismatch(op->run(Impl::Fused, call), op->run(Impl::Fallback, call), default_tolerance(dtype));
+      if (!mismatch.empty()) detected_by.push_back(set + "/" + dtype_name(dtype));
+    }
+  }
+  EXPECT_FALSE(detected_by.empty()) << name << " survived every shape set and dtype";
+  // Only the mutant's own op is affected.
+  for (const OpSpec* other : all_ops()) {
+    if (other == op) continue;
+    const OpCall call = other->make_inputs("odd_tail", at::kFloat, c10::Device(c10::kCPU), 7);
+    EXPECT_EQ(close_mismatch(other->run(Impl::Fused, call), other->run(Impl::Fallback, call), default_tolerance(at::kFloat)), "")
+        << other->name();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, MutantGoesRed, ::testing::ValuesIn(mutant_names()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), '.', '_');
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace crossdev::ops::testing

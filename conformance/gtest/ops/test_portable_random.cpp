@@ -1,0 +1,85 @@
+// The portable generator: a pure function of (key, counter). The fixed values below were
+// computed by an independent Python implementation of the same definition (docs/ops.md), so a
+// change of algorithm, or a platform that computes it differently, fails here.
+#include "ops/portable_random.h"
+#include "ops_test_util.h"
+
+namespace crossdev::ops::testing {
+namespace {
+
+namespace pr = portable_random;
+
+TEST(PortableRandom, DocumentedFirstValues) {
+  const std::uint64_t key = pr::stream_key({"crossdev"}, 0);
+  EXPECT_EQ(key, 0x9990859c3ef777f7ULL);
+  EXPECT_EQ(pr::uniform01(key, 0), 0.5836333937281687);
+  EXPECT_EQ(pr::uniform01(key, 1), 0.6674550732565276);
+  EXPECT_EQ(pr::uniform01(key, 2), 0.5157490736387219);
+  EXPECT_EQ(pr::uniform01(key, 3), 0.9325755324844693);
+}
+
+TEST(PortableRandom, KeysSeparateSeedsNamesAndPartBoundaries) {
+  EXPECT_NE(pr::stream_key({"op", "x"}, 1), pr::stream_key({"op", "x"}, 2));
+  EXPECT_NE(pr::stream_key({"op", "x"}, 1), pr::stream_key({"op", "y"}, 1));
+  EXPECT_NE(pr::stream_key({"ab", "c"}, 1), pr::stream_key({"a", "bc"}, 1));
+  EXPECT_EQ(pr::stream_key({"op", "x"}, 1), pr::stream_key({"op", "x"}, 1));
+}
+
+TEST(PortableRandom, UniformTensorIsInRangeAndRoughlyUniform) {
+  const at::Tensor t = pr::uniform_tensor(pr::stream_key({"range"}, 3), {100000}, -2.0, 6.0);
+  EXPECT_GE(t.min().item<double>(), -2.0);
+  EXPECT_LT(t.max().item<double>(), 6.0);
+  EXPECT_NEAR(t.mean().item<double>(), 2.0, 0.05);
+}
+
+TEST(PortableRandom, MakeInputsIsBitIdenticalPerSeedAndDiffersAcrossSeeds) {
+  for (const OpSpec* op : all_ops()) {
+    const OpCall a = op->make_inputs("basic", at::kFloat, c10::Device(c10::kCPU), 42);
+    const OpCall b = op->make_inputs("basic", at::kFloat, c10::Device(c10::kCPU), 42);
+    const OpCall c = op->make_inputs("basic", at::kFloat, c10::Device(c10::kCPU), 43);
+    for (const auto& [name, t] : a.tensors) {
+      EXPECT_TRUE(at::equal(t, b.tensors.at(name))) << op->name() << "." << name;
+      if (t.is_floating_point()) {
+        EXPECT_FALSE(at::equal(t, c.tensors.at(name))) << op->name() << "." << name;
+      }
+    }
+    EXPECT_EQ(a.scalars, b.scalars);
+  }
+}
+
+TEST(PortableRandom, InputsAreTheFloat64ValuesCastOnce) {
+  const OpSpec* op = find_op("gelu_tanh");
+  const at::Tensor f64 = op->make_inputs("odd_tail", at::kDouble, c10::Device(c10::kCPU), 5).tensors.at("x");
+  const at::Tensor bf16 = op->make_inputs("odd_tail", at::kBFloat16, c10::Device(c10::kCPU), 5).tensors.at("x");
+  EXPECT_TRUE(at::equal(f64.to(at::kBFloat16), bf16));
+  const at::Tensor meta = op->make_inputs("odd_tail", at::kBFloat16, c10::Device(c10::kMeta), 5).tensors.at("x");
+  EXPECT_EQ(meta.sizes(), bf16.sizes());
+  EXPECT_EQ(meta.scalar_type(), at::kBFloat16);
+}
+
+TEST(PortableRandom, DropoutMaskIsReproducibleAndKeepsAboutOneMinusP) {
+  const at::Tensor a = pr::dropout_keep_mask(9, {200, 500}, 0.25, c10::Device(c10::kCPU));
+  const at::Tensor b = pr::dropout_keep_mask(9, {200, 500}, 0.25, c10::Device(c10::kCPU));
+  const at::Tensor c = pr::dropout_keep_mask(10, {200, 500}, 0.25, c10::Device(c10::kCPU));
+  EXPECT_TRUE(at::equal(a, b));
+  EXPECT_FALSE(at::equal(a, c));
+  EXPECT_NEAR(a.to(at::kDouble).mean().item<double>(), 0.75, 0.01);
+  // Row-major counters: a mask of a prefix shape is a prefix of the flat mask.
+  EXPECT_TRUE(at::equal(pr::dropout_keep_mask(9, {1000}, 0.25, c10::Device(c10::kCPU)), a.flatten().narrow(0, 0, 1000)));
+}
+
+TEST(PortableRandom, FusedDropoutDropsExactlyTheFallbackMaskElements) {
+  const OpSpec* op = find_op("bias_dropout_add_scale");
+  OpCall call = op->make_inputs("no_bias_no_residual", at::kFloat, c10::Device(c10::kCPU), 17);
+  call.tensors["x"] = at::ones({4, 67});
+  call.scalars["scale"] = 1.0;
+  const at::Tensor keep = pr::dropout_keep_mask(17, {4, 67}, call.scalars.at("p"), c10::Device(c10::kCPU));
+  const at::Tensor fused = op->run(Impl::Fused, call);
+  EXPECT_TRUE(at::equal(fused.ne(0), keep));
+  EXPECT_TRUE(at::equal(op->run(Impl::Fallback, call).ne(0), keep));
+  call.training = false;  // inference variant: no dropout at all
+  EXPECT_TRUE(at::equal(op->run(Impl::Fused, call), call.tensors.at("x")));
+}
+
+}  // namespace
+}  // namespace crossdev::ops::testing

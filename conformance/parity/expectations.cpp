@@ -1,0 +1,150 @@
+#include "parity/expectations.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+namespace crossdev::parity {
+namespace {
+
+int line_of(const YAML::Node& node, int fallback) {
+  const YAML::Mark mark = node.Mark();
+  return mark.is_null() || mark.line < 0 ? fallback : mark.line + 1;
+}
+
+struct StatusName {
+  const char* name;
+  ExpectedStatus status;
+};
+constexpr StatusName kStatusNames[] = {{"xfail", ExpectedStatus::XFail}, {"skip", ExpectedStatus::Skip}};
+
+Expectation parse_entry(const std::string& path, const YAML::Node& node) {
+  const int line = line_of(node, 1);
+  if (!node.IsMap()) throw ExpectationError(path, line, "expected a mapping {match, status, reason}");
+  Expectation e;
+  e.file = path;
+  e.line = line;
+  std::set<std::string> seen;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const YAML::Node key_node = it->first, value_node = it->second;
+    const int key_line = line_of(key_node, line);
+    const std::string key = key_node.IsScalar() ? key_node.Scalar() : "";
+    if (!seen.insert(key).second) throw ExpectationError(path, key_line, "duplicate key '" + key + "'");
+    if (!value_node.IsScalar() || value_node.Scalar().empty())
+      throw ExpectationError(path, key_line, "key '" + key + "': expected a non-empty string");
+    const std::string value = value_node.Scalar();
+    if (key == "match") {
+      e.match = value;
+    } else if (key == "reason") {
+      e.reason = value;
+    } else if (key == "status") {
+      bool known = false;
+      for (const auto& row : kStatusNames) {
+        if (value == row.name) {
+          e.status = row.status;
+          known = true;
+        }
+      }
+      if (!known) throw ExpectationError(path, key_line, "status '" + value + "': expected xfail or skip");
+    } else {
+      throw ExpectationError(path, key_line, "unknown key '" + key + "'; expected match, status, reason");
+    }
+  }
+  for (const char* key : {"match", "status", "reason"})
+    if (!seen.count(key)) throw ExpectationError(path, line, std::string("missing key '") + key + "' (entries need match, status, reason)");
+  return e;
+}
+
+}  // namespace
+
+const char* expected_status_name(ExpectedStatus s) noexcept {
+  for (const auto& row : kStatusNames)
+    if (row.status == s) return row.name;
+  return "?";
+}
+
+ExpectationFile ExpectationFile::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ExpectationError(path, 0, "cannot open expectations file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(buffer.str());
+  } catch (const YAML::Exception& e) {
+    throw ExpectationError(path, e.mark.is_null() ? 0 : e.mark.line + 1, "YAML syntax error: " + e.msg);
+  }
+  if (!doc.IsMap()) throw ExpectationError(path, 1, "expected a mapping with the key 'expectations' at the top level");
+
+  ExpectationFile file;
+  file.path_ = path;
+  bool have_list = false;
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    // Copies, not references: yaml-cpp's iterator hands out a temporary proxy.
+    const YAML::Node key_node = it->first, value = it->second;
+    const std::string key = key_node.IsScalar() ? key_node.Scalar() : "";
+    const int line = line_of(key_node, 1);
+    if (key == "expectations") {
+      if (!value.IsSequence()) throw ExpectationError(path, line, "'expectations' must be a list (use [] for none)");
+      for (const YAML::Node& entry : value) file.entries_.push_back(parse_entry(path, entry));
+      have_list = true;
+    } else if (key != "description") {
+      throw ExpectationError(path, line, "unknown top-level key '" + key + "'; expected description, expectations");
+    }
+  }
+  if (!have_list) throw ExpectationError(path, 1, "missing top-level key 'expectations'");
+  return file;
+}
+
+ExpectationFile ExpectationFile::load_if_exists(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return {};
+  return load(path);
+}
+
+const Expectation* ExpectationFile::find(std::string_view case_id) const noexcept {
+  for (const auto& e : entries_)
+    if (glob_match(e.match, case_id)) return &e;
+  return nullptr;
+}
+
+std::vector<const Expectation*> ExpectationFile::stale(const std::vector<std::string>& case_ids) const {
+  std::vector<const Expectation*> out;
+  for (const auto& e : entries_) {
+    bool used = false;
+    for (const auto& id : case_ids) {
+      if (glob_match(e.match, id)) {
+        used = true;
+        break;
+      }
+    }
+    if (!used) out.push_back(&e);
+  }
+  return out;
+}
+
+bool glob_match(std::string_view pattern, std::string_view text) noexcept {
+  // Iterative matcher with single-star backtracking: linear in practice, no recursion.
+  size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+      ++p;
+      ++t;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+}  // namespace crossdev::parity

@@ -1,0 +1,67 @@
+#pragma once
+// Per-device-kind expectations for the ops matrix: matrices/expectations/<kind>.yaml.
+//
+//   description: why this device has known differences   # optional
+//   expectations:
+//     - match: "ops.rms_norm/cpu/float16/*/fallback"      # glob over case ids
+//       status: xfail                                      # xfail | skip
+//       reason: "fallback accumulates in float16"          # required, shown in reports
+//
+// The first entry whose glob matches a case id applies. An entry that matches no case of the
+// matrix is stale (the case it was written for was renamed or removed) and is warned about.
+// Every problem in a file is an ExpectationError "file:line: ...".
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace crossdev::parity {
+
+class ExpectationError : public std::runtime_error {
+ public:
+  ExpectationError(std::string file, int line, const std::string& message)
+      : std::runtime_error(file + ":" + std::to_string(line) + ": " + message),
+        file_(std::move(file)), line_(line), message_(message) {}
+  const std::string& file() const noexcept { return file_; }
+  int line() const noexcept { return line_; }
+  const std::string& message() const noexcept { return message_; }  // without "file:line: "
+
+ private:
+  std::string file_;
+  int line_;
+  std::string message_;
+};
+
+enum class ExpectedStatus { XFail, Skip };
+const char* expected_status_name(ExpectedStatus s) noexcept;
+
+struct Expectation {
+  std::string match;
+  ExpectedStatus status = ExpectedStatus::XFail;
+  std::string reason;
+  std::string file;
+  int line = 0;
+  std::string where() const { return file + ":" + std::to_string(line); }
+};
+
+class ExpectationFile {
+ public:
+  ExpectationFile() = default;  // no expectations
+  static ExpectationFile load(const std::string& path);                 // throws ExpectationError
+  static ExpectationFile load_if_exists(const std::string& path);       // empty when the file is absent
+
+  const std::string& path() const noexcept { return path_; }
+  const std::vector<Expectation>& entries() const noexcept { return entries_; }
+  const Expectation* find(std::string_view case_id) const noexcept;  // first match, or nullptr
+  // Entries that match none of `case_ids`.
+  std::vector<const Expectation*> stale(const std::vector<std::string>& case_ids) const;
+
+ private:
+  std::string path_;
+  std::vector<Expectation> entries_;
+};
+
+// Shell-style glob: '*' matches any run of characters ('/' included), '?' exactly one.
+bool glob_match(std::string_view pattern, std::string_view text) noexcept;
+
+}  // namespace crossdev::parity

@@ -1,0 +1,48 @@
+#include "manager/backends/accelerator_backend.h"
+
+#include <c10/core/Allocator.h>
+#include <c10/core/CachingDeviceAllocator.h>
+
+namespace crossdev::manager {
+namespace {
+
+constexpr auto kAggregate = static_cast<std::size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+
+c10::DeviceType c10_type(DeviceKind kind) { return kind_info(kind).c10_type; }
+
+}  // namespace
+
+MemoryStats AcceleratorBackend::memory_stats(int index) const {
+  auto* allocator = c10::getDeviceAllocator(c10_type(kind_));
+  const auto stats = allocator->getDeviceStats(static_cast<c10::DeviceIndex>(index));
+  MemoryStats m;
+  m.allocated = stats.allocated_bytes[kAggregate].current;
+  m.reserved = stats.reserved_bytes[kAggregate].current;
+  m.peak = stats.allocated_bytes[kAggregate].peak;
+  try {
+    m.total = static_cast<long long>(allocator->getMemoryInfo(static_cast<c10::DeviceIndex>(index)).second);
+  } catch (const c10::Error&) {
+    m.total = -1;  // "getMemoryInfo is not implemented for this allocator yet."
+  }
+  m.scope = "device allocator";
+  m.source = std::string("c10::DeviceAllocator(") + kind_name(kind_) + ")::getDeviceStats / getMemoryInfo";
+  return m;
+}
+
+EmptyCacheResult AcceleratorBackend::empty_cache(int index) {
+  const long long before = memory_stats(index).reserved;
+  c10::getDeviceAllocator(c10_type(kind_))->emptyCache();
+  const long long after = memory_stats(index).reserved;
+  return {true, before >= after ? before - after : 0, "c10::DeviceAllocator::emptyCache()"};
+}
+
+UnifiedProperties AcceleratorBackend::properties(int index) const {
+  UnifiedProperties p;
+  p.device = DeviceSpec::of(kind_, index);
+  p.name = std::string(kind_name(kind_)) + ":" + std::to_string(index);
+  p.total_memory = memory_stats(index).total;
+  p.source = "c10::DeviceAllocator::getMemoryInfo";
+  return p;
+}
+
+}  // namespace crossdev::manager

@@ -1,0 +1,33 @@
+// XLA (TPU): never linked into LibTorch, so there is no real device to measure; every query
+// about a real XLA device is an error that says so. Its traits (bf16 preferred, seed 001's
+// no_grad inference context via context_policy) still describe simulated XLA devices.
+#include <stdexcept>
+
+#include "manager/backends/backends.h"
+
+namespace crossdev::manager {
+namespace {
+
+[[noreturn]] void no_real_xla(const char* what) {
+  throw std::logic_error(std::string("xla ") + what +
+                         ": torch_xla is not part of LibTorch, so an XLA device can only be simulated here");
+}
+
+class XlaBackend final : public DeviceBackend {
+ public:
+  DeviceKind kind() const noexcept override { return DeviceKind::XLA; }
+  const BackendTraits& traits() const noexcept override {
+    static const BackendTraits t{{}, c10::ScalarType::BFloat16, "bfloat16: the TPU's native matmul type",
+                                 "seed 001 (TPU/XLA), torch_xla docs: bf16 on TPU"};
+    return t;
+  }
+  MemoryStats memory_stats(int) const override { no_real_xla("memory_stats"); }
+  EmptyCacheResult empty_cache(int) override { no_real_xla("empty_cache"); }
+  UnifiedProperties properties(int) const override { no_real_xla("properties"); }
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceBackend> make_xla_backend() { return std::make_unique<XlaBackend>(); }
+
+}  // namespace crossdev::manager

@@ -1,0 +1,45 @@
+#pragma once
+// Recovery actions (seed 003's strategies) as a table. Each action changes the state of the
+// next attempt — where it runs, what its inputs are, which inference context it enters — and
+// returns a one-line account of what it did. An action that cannot help (falling back from
+// cpu, a cast with nothing to cast) throws RecoveryImpossible, and device_safe then rethrows
+// the original error unchanged.
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "manager/consistency.h"
+#include "manager/error_info.h"
+
+namespace crossdev::manager {
+
+class RecoveryImpossible : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct AttemptState {
+  DeviceManager& manager;
+  std::vector<Placed> inputs;
+  DeviceSpec device;                          // where the next attempt runs
+  std::optional<InferenceContext> inference;  // context each attempt enters, if any
+  bool allow_fallback = true;
+  std::vector<MoveRecord> moves;
+  std::vector<CastRecord> casts;
+  std::vector<FallbackStep> fallbacks;
+  std::vector<EmptyCacheResult> cache_flushes;
+};
+
+struct RecoveryAction {
+  const char* name;
+  const char* description;
+  std::string (*apply)(AttemptState& state, const ErrorInfo& error, const std::string& category);
+};
+
+const RecoveryAction* find_recovery(std::string_view name);
+std::string recovery_action_list();
+const std::vector<RecoveryAction>& recovery_actions();
+
+}  // namespace crossdev::manager

@@ -1,0 +1,136 @@
+#include <ATen/ExpandUtils.h>
+#include <ATen/Functions.h>
+#include <ATen/TensorOperators.h>
+
+#include "ops/bias_dropout_add_scale/kernels.h"
+#include "ops/eligibility.h"
+#include "ops/input_maker.h"
+#include "ops/portable_random.h"
+
+namespace crossdev::ops {
+namespace {
+
+Predicate bias_dropout_shapes() {
+  return {"bias_dropout_add_scale_shapes", [](const OpCall& call) -> std::string {
+            const at::Tensor x = call.tensor("x");
+            const at::Tensor bias = call.tensor("bias");
+            if (bias.defined() && !broadcastable(x.sizes(), bias.sizes())) {
+              return "bias " + sizes_text(bias) + " must broadcast with x " + sizes_text(x);
+            }
+            const std::vector<std::int64_t> shape =
+                bias.defined() ? at::infer_size(x.sizes(), bias.sizes()) : x.sizes().vec();
+            for (const char* name : {"scale", "residual"}) {
+              const at::Tensor t = call.tensor(name);
+              if (t.defined() && !broadcasts_to(t.sizes(), shape)) {
+                return std::string(name) + " " + sizes_text(t) + " must broadcast to the shape of x + bias " +
+                       c10::str(at::IntArrayRef(shape)) + " without enlarging it";
+              }
+            }
+            if (call.has_tensor("scale") && call.maybe_scalar("scale")) {
+              return "scale given both as a tensor and as a scalar";
+            }
+            return "";
+          }};
+}
+
+Predicate dropout_probability_valid() {
+  return {"dropout_probability_valid", [](const OpCall& call) -> std::string {
+            const double p = call.scalar("p", 0.0);
+            if (p >= 0.0 && p <= 1.0) return "";
+            return "p must be in [0, 1], got " + std::to_string(p);
+          }};
+}
+
+// Seed 000's fused_add_dropout_scale, with the dropout mask passed in (already scaled by
+// 1 / (1 - p)) so every implementation drops the same elements.
+constexpr const char* kScript = R"(
+def bias_dropout_add_scale(x: Tensor, bias: Optional[Tensor], scale: Tensor, residual: Optional[Tensor],
+                           keep: Optional[Tensor]) -> Tensor:
+    if bias is not None:
+        x = x + bias
+    if keep is not None:
+        x = x * keep
+    out = scale * x
+    if residual is not None:
+        out = out + residual
+    return out
+)";
+
+std::vector<c10::IValue> script_arguments(const OpCall& call) {
+  const at::Tensor x = call.tensor("x");
+  const at::Tensor bias = call.tensor("bias");
+  const at::Tensor scale = call.has_tensor("scale") ? call.tensor("scale")
+                                                    : at::scalar_tensor(call.scalar("scale", 1.0), x.options());
+  c10::IValue keep;
+  if (bias_dropout_add_scale::dropout_active(call)) {
+    const double p = call.scalar("p", 0.0);
+    const auto shape = bias.defined() ? at::infer_size(x.sizes(), bias.sizes()) : x.sizes().vec();
+    keep = portable_random::dropout_keep_mask(call.seed, shape, p, x.device()).to(x.scalar_type()) *
+           portable_random::dropout_survivor_scale(p);
+  }
+  auto optional = [](const at::Tensor& t) { return t.defined() ? c10::IValue(t) : c10::IValue(); };
+  return {x, optional(bias), scale, optional(call.tensor("residual")), keep};
+}
+
+// x[b, t, d] with bias[d], scale[d], residual like x; training with p = 0.1.
+void full(InputMaker& in, std::vector<std::int64_t> sizes) {
+  const std::int64_t d = sizes.back();
+  in.uniform("x", sizes);
+  in.uniform("bias", {d});
+  in.uniform("scale", {d}, 0.5, 1.5);
+  in.uniform("residual", std::move(sizes));
+  in.scalar("p", 0.1);
+  in.training(true);
+}
+
+}  // namespace
+
+OpDefinition bias_dropout_add_scale_definition() {
+  OpDefinition def;
+  def.name = "bias_dropout_add_scale";
+  def.inputs = {{"x", true, true}, {"bias", false, true}, {"scale", false, true}, {"residual", false, true}};
+  def.shape_sets = {
+      {"basic", [](InputMaker& in) { full(in, {2, 8, 64}); }},
+      {"empty", [](InputMaker& in) { full(in, {2, 0, 64}); }},
+      {"size1", [](InputMaker& in) { full(in, {1, 1, 1}); }},
+      {"odd_tail", [](InputMaker& in) { full(in, {3, 5, 67}); }},
+      {"strided",
+       [](InputMaker& in) {
+         full(in, {2, 8, 64});
+         in.uniform_transposed("x", {2, 8, 64}, 1, 2);
+         in.uniform_transposed("residual", {2, 8, 64}, 0, 1);
+       }},
+      {"broadcast",
+       [](InputMaker& in) {
+         full(in, {3, 8, 64});
+         in.uniform("scale", {3, 1, 1}, 0.5, 1.5);
+         in.uniform("residual", {1, 8, 64});
+       }},
+      {"large", [](InputMaker& in) { full(in, {4, 256, 1024}); }},
+      // Seed 000's inference variant: no dropout, scalar scale.
+      {"inference",
+       [](InputMaker& in) {
+         in.uniform("x", {2, 8, 64});
+         in.uniform("bias", {64});
+         in.uniform("residual", {2, 8, 64});
+         in.scalar("scale", 0.75);
+         in.scalar("p", 0.1);
+         in.training(false);
+       }},
+      // Optional inputs absent, heavy dropout.
+      {"no_bias_no_residual",
+       [](InputMaker& in) {
+         in.uniform("x", {4, 67});
+         in.scalar("scale", 1.25);
+         in.scalar("p", 0.5);
+         in.training(true);
+       }},
+  };
+  def.validity = {bias_dropout_shapes(), dropout_probability_valid()};
+  def.fallback = bias_dropout_add_scale::fallback;
+  def.fused_cpu = bias_dropout_add_scale::fused_cpu;
+  def.script = {kScript, "bias_dropout_add_scale", script_arguments};
+  return def;
+}
+
+}  // namespace crossdev::ops

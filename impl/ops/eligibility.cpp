@@ -1,0 +1,138 @@
+#include "ops/eligibility.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace crossdev::ops {
+
+std::string sizes_text(const at::Tensor& t) {
+  if (!t.defined()) return "<undefined>";
+  std::ostringstream os;
+  os << t.sizes();
+  return os.str();
+}
+
+bool broadcastable(at::IntArrayRef a, at::IntArrayRef b) {
+  for (std::size_t i = 1; i <= std::min(a.size(), b.size()); ++i) {
+    const std::int64_t x = a[a.size() - i];
+    const std::int64_t y = b[b.size() - i];
+    if (x != y && x != 1 && y != 1) return false;
+  }
+  return true;
+}
+
+bool broadcasts_to(at::IntArrayRef b, at::IntArrayRef a) {
+  if (b.size() > a.size()) return false;
+  for (std::size_t i = 1; i <= b.size(); ++i) {
+    const std::int64_t y = b[b.size() - i];
+    if (y != 1 && y != a[a.size() - i]) return false;
+  }
+  return true;
+}
+
+c10::Device call_device(const OpCall& call) {
+  for (const auto& [name, t] : call.tensors) {
+    if (t.defined()) return t.device();
+  }
+  return c10::Device(c10::kCPU);
+}
+
+at::ScalarType call_dtype(const OpCall& call) {
+  for (const auto& [name, t] : call.tensors) {
+    if (t.defined() && t.is_floating_point()) return t.scalar_type();
+  }
+  return at::kFloat;
+}
+
+Predicate required_inputs_present(const std::vector<InputSpec>& inputs) {
+  return {"required_inputs_present", [inputs](const OpCall& call) -> std::string {
+            for (const InputSpec& in : inputs) {
+              if (in.required && !call.has_tensor(in.name)) {
+                return std::string("input '") + in.name + "' is required but missing";
+              }
+            }
+            for (const auto& [name, t] : call.tensors) {
+              bool known = false;
+              for (const InputSpec& in : inputs) known = known || name == in.name;
+              if (!known && t.defined()) return "unknown input '" + name + "'";
+            }
+            return "";
+          }};
+}
+
+Predicate input_dtypes_consistent(const std::vector<InputSpec>& inputs) {
+  return {"input_dtypes_consistent", [inputs](const OpCall& call) -> std::string {
+            std::string first_name;
+            at::ScalarType first = at::ScalarType::Undefined;
+            for (const InputSpec& in : inputs) {
+              const at::Tensor t = call.tensor(in.name);
+              if (!t.defined()) continue;
+              if (in.kind == InputKind::Mask) {
+                if (t.scalar_type() != at::kBool) {
+                  return std::string("input '") + in.name + "' must be bool, got " + c10::toString(t.scalar_type());
+                }
+                continue;
+              }
+              if (!t.is_floating_point()) {
+                return std::string("input '") + in.name + "' must be floating point, got " +
+                       c10::toString(t.scalar_type());
+              }
+              if (first == at::ScalarType::Undefined) {
+                first = t.scalar_type();
+                first_name = in.name;
+              } else if (t.scalar_type() != first) {
+                return std::string("input '") + in.name + "' is " + c10::toString(t.scalar_type()) + " but '" +
+                       first_name + "' is " + c10::toString(first);
+              }
+            }
+            return "";
+          }};
+}
+
+Predicate inputs_on_one_device() {
+  return {"inputs_on_one_device", [](const OpCall& call) -> std::string {
+            const c10::Device device = call_device(call);
+            std::string listing;
+            bool mixed = false;
+            for (const auto& [name, t] : call.tensors) {
+              if (!t.defined()) continue;
+              mixed = mixed || t.device() != device;
+              listing += (listing.empty() ? "" : ", ") + name + " on " + t.device().str();
+            }
+            return mixed ? "inputs are on more than one device: " + listing : "";
+          }};
+}
+
+Predicate device_has_fused_kernel(bool has_cuda_kernel) {
+  return {"device_has_fused_kernel", [has_cuda_kernel](const OpCall& call) -> std::string {
+            const c10::Device device = call_device(call);
+            if (device.is_cpu() || (device.is_cuda() && has_cuda_kernel)) return "";
+            return "device " + device.str() + ": no fused kernel (fused kernels built for: cpu" +
+                   (has_cuda_kernel ? ", cuda" : "") + ")";
+          }};
+}
+
+Predicate fused_dtype_supported() {
+  return {"fused_dtype_supported", [](const OpCall& call) -> std::string {
+            const at::ScalarType dtype = call_dtype(call);
+            switch (dtype) {
+              case at::kFloat:
+              case at::kDouble:
+              case at::kHalf:
+              case at::kBFloat16:
+                return "";
+              default:
+                return std::string("dtype ") + c10::toString(dtype) +
+                       ": fused kernels exist for float32, float64, float16, bfloat16";
+            }
+          }};
+}
+
+bool evaluate(const Predicate& predicate, const OpCall& call, std::vector<PredicateResult>& out) {
+  std::string why = predicate.check(call);
+  const bool ok = why.empty();
+  out.push_back({predicate.name, ok, ok ? "ok" : std::move(why)});
+  return ok;
+}
+
+}  // namespace crossdev::ops

@@ -1,0 +1,33 @@
+#pragma once
+// The predicates every op shares. Each is a named check that explains a failure in words
+// naming the input and what was expected; op folders add their own shape predicates.
+#include <string>
+#include <vector>
+
+#include "ops/op_definition.h"
+
+namespace crossdev::ops {
+
+// Required inputs are present and defined.
+Predicate required_inputs_present(const std::vector<InputSpec>& inputs);
+// Floating inputs share one floating dtype; mask inputs are bool.
+Predicate input_dtypes_consistent(const std::vector<InputSpec>& inputs);
+// All given tensors live on one device.
+Predicate inputs_on_one_device();
+// The fused kernels exist for the call's device (CPU always; CUDA when built against CUDA).
+Predicate device_has_fused_kernel(bool has_cuda_kernel);
+// The fused kernels are instantiated for float32, float64, float16 and bfloat16.
+Predicate fused_dtype_supported();
+
+// Helpers for op shape predicates.
+std::string sizes_text(const at::Tensor& t);           // "[2, 8, 64]"
+bool broadcastable(at::IntArrayRef a, at::IntArrayRef b);       // numpy rules
+// `b` broadcasts to exactly `a` (it may not enlarge it).
+bool broadcasts_to(at::IntArrayRef b, at::IntArrayRef a);
+c10::Device call_device(const OpCall& call);           // device of the first defined tensor
+at::ScalarType call_dtype(const OpCall& call);         // dtype of the first floating tensor
+
+// Evaluates one predicate into `out`; returns whether it passed.
+bool evaluate(const Predicate& predicate, const OpCall& call, std::vector<PredicateResult>& out);
+
+}  // namespace crossdev::ops

@@ -1,0 +1,14 @@
+#pragma once
+// gelu_tanh(x) = 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), any shape.
+#include "ops/op_definition.h"
+
+namespace crossdev::ops::gelu_tanh {
+constexpr double kBeta = 0.7978845608028654;  // sqrt(2 / pi)
+constexpr double kKappa = 0.044715;
+at::Tensor fallback(const OpCall& call);
+at::Tensor fused_cpu(const OpCall& call);
+std::vector<at::Tensor> fused_backward_cpu(const OpCall& call, const at::Tensor& grad_out);
+#ifdef CROSSDEV_OPS_WITH_CUDA
+at::Tensor fused_cuda(const OpCall& call);
+#endif
+}  // namespace crossdev::ops::gelu_tanh

@@ -1,0 +1,123 @@
+#include "ops/op_registry.h"
+
+#include <memory>
+
+#include "ops/op_definition.h"
+
+namespace crossdev::ops {
+namespace {
+
+struct ImplRow {
+  Impl impl;
+  const char* name;
+};
+constexpr ImplRow kImpls[] = {
+    {Impl::Fused, "fused"},
+    {Impl::Fallback, "fallback"},
+    {Impl::TorchScript, "torchscript"},
+};
+
+std::string describe_failures(const std::string& op, Impl impl, const std::vector<PredicateResult>& failed) {
+  std::string text = op + ": implementation '" + impl_name(impl) + "' is not eligible:";
+  for (const PredicateResult& r : failed) text += " [" + r.predicate + "] " + r.explanation + ";";
+  return text;
+}
+
+}  // namespace
+
+const char* impl_name(Impl impl) noexcept {
+  for (const ImplRow& row : kImpls) {
+    if (row.impl == impl) return row.name;
+  }
+  return "unknown";
+}
+
+std::optional<Impl> impl_from_name(std::string_view name) noexcept {
+  for (const ImplRow& row : kImpls) {
+    if (name == row.name) return row.impl;
+  }
+  return std::nullopt;
+}
+
+const std::vector<Impl>& all_impls() {
+  static const std::vector<Impl> impls = {Impl::Fused, Impl::Fallback, Impl::TorchScript};
+  return impls;
+}
+
+at::Tensor OpCall::tensor(const std::string& name) const {
+  auto it = tensors.find(name);
+  return it == tensors.end() ? at::Tensor() : it->second;
+}
+
+bool OpCall::has_tensor(const std::string& name) const {
+  auto it = tensors.find(name);
+  return it != tensors.end() && it->second.defined();
+}
+
+double OpCall::scalar(const std::string& name, double fallback) const {
+  auto it = scalars.find(name);
+  return it == scalars.end() ? fallback : it->second;
+}
+
+std::optional<double> OpCall::maybe_scalar(const std::string& name) const {
+  auto it = scalars.find(name);
+  if (it == scalars.end()) return std::nullopt;
+  return it->second;
+}
+
+NotEligible::NotEligible(std::string op, Impl impl, std::vector<PredicateResult> failed)
+    : std::runtime_error(describe_failures(op, impl, failed)),
+      op_(std::move(op)),
+      impl_(impl),
+      failed_(std::move(failed)) {}
+
+GraphFuserUnavailable::GraphFuserUnavailable(std::string op, std::string device, const std::string& original)
+    // First line of the JIT's message only: c10::Error appends a C++ backtrace.
+    : std::runtime_error(op + ": torchscript on " + device + ": " + original.substr(0, original.find('\n'))),
+      op_(std::move(op)),
+      device_(std::move(device)) {}
+
+std::vector<PredicateResult> OpSpec::failed_predicates(Impl impl, const OpCall& call) const {
+  std::vector<PredicateResult> failed;
+  for (PredicateResult& r : eligibility(impl, call)) {
+    if (!r.ok) failed.push_back(std::move(r));
+  }
+  return failed;
+}
+
+const std::vector<const OpSpec*>& all_ops() {
+  // The op table: one row per op, in the order of docs/ops.md.
+  static const std::vector<std::unique_ptr<OpSpec>> owned = [] {
+    std::vector<std::unique_ptr<OpSpec>> ops;
+    ops.push_back(make_table_op(modulate_definition()));
+    ops.push_back(make_table_op(bias_dropout_add_scale_definition()));
+    ops.push_back(make_table_op(rms_norm_definition()));
+    ops.push_back(make_table_op(layer_norm_modulate_definition()));
+    ops.push_back(make_table_op(gelu_tanh_definition()));
+    ops.push_back(make_table_op(swiglu_definition()));
+    ops.push_back(make_table_op(rotary_definition()));
+    ops.push_back(make_table_op(scaled_masked_softmax_definition()));
+    return ops;
+  }();
+  static const std::vector<const OpSpec*> view = [] {
+    std::vector<const OpSpec*> ops;
+    for (const auto& op : owned) ops.push_back(op.get());
+    return ops;
+  }();
+  return view;
+}
+
+const OpSpec* find_op(std::string_view name) {
+  for (const OpSpec* op : all_ops()) {
+    if (name == op->name()) return op;
+  }
+  return nullptr;
+}
+
+std::vector<at::ScalarType> dtypes_for_device(c10::Device device) {
+  std::vector<at::ScalarType> dtypes = {at::kFloat, at::kHalf, at::kBFloat16};
+  if (device.type() != c10::DeviceType::MPS) dtypes.push_back(at::kDouble);  // MPS has no float64
+  return dtypes;
+}
+
+}  // namespace crossdev::ops

@@ -1,0 +1,134 @@
+#pragma once
+// The op table: every op crossdev checks for cross-device parity (seed 000) has three
+// implementations behind one OpSpec row:
+//   fallback     a composition of ATen ops; runs on any device; the semantic reference.
+//   fused        a native single-pass kernel (CPU: at::vec + at::parallel_for; CUDA: .cu,
+//                built only against a CUDA LibTorch). Autograd-aware.
+//   torchscript  the seed's `@torch.jit.script` function compiled through torch::jit; failures of
+//                the "Unknown device for graph fuser" class are rethrown as GraphFuserUnavailable.
+// dispatch() tries fused, then fallback, and records which ran and why the others did not.
+// Exact formulas, shapes and the memory-traffic model of every op: docs/ops.md.
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace crossdev::ops {
+
+enum class Impl : std::uint8_t { Fused, Fallback, TorchScript };
+const char* impl_name(Impl impl) noexcept;                 // "fused", "fallback", "torchscript"
+std::optional<Impl> impl_from_name(std::string_view name) noexcept;
+const std::vector<Impl>& all_impls();                      // in the order above
+
+// One invocation. Optional tensors may be absent or undefined (both mean "not given").
+struct OpCall {
+  std::map<std::string, at::Tensor> tensors;
+  std::map<std::string, double> scalars;   // "eps", "p", "scale" (when a scalar), ...
+  bool training = false;
+  std::uint64_t seed = 0;                  // dropout mask seed: see portable_random.h
+
+  // nullptr-free accessors: an undefined tensor when absent; `fallback` when the scalar is absent.
+  at::Tensor tensor(const std::string& name) const;
+  bool has_tensor(const std::string& name) const;
+  double scalar(const std::string& name, double fallback) const;
+  std::optional<double> maybe_scalar(const std::string& name) const;
+};
+
+// One eligibility predicate evaluated for one call, e.g.
+// {"device_has_fused_kernel", false, "device mps: no fused kernel"}.
+struct PredicateResult {
+  std::string predicate;
+  bool ok = false;
+  std::string explanation;
+};
+
+struct Rejection {
+  Impl impl;
+  std::string reason;  // "device mps: no fused kernel (predicate device_has_fused_kernel)"
+};
+struct DispatchRecord {
+  Impl ran = Impl::Fallback;
+  std::vector<Rejection> rejected;  // fused (and why) when the fallback ran
+};
+
+// run(impl) on an implementation whose predicates fail. what() lists every failing predicate.
+class NotEligible : public std::runtime_error {
+ public:
+  NotEligible(std::string op, Impl impl, std::vector<PredicateResult> failed);
+  const std::string& op() const noexcept { return op_; }
+  Impl impl() const noexcept { return impl_; }
+  const std::vector<PredicateResult>& failed() const noexcept { return failed_; }
+
+ private:
+  std::string op_;
+  Impl impl_;
+  std::vector<PredicateResult> failed_;
+};
+
+// The TorchScript implementation hit the "Unknown device for graph fuser" class of failure
+// (seed 000). The harness reports this class rather than a generic error.
+class GraphFuserUnavailable : public std::runtime_error {
+ public:
+  GraphFuserUnavailable(std::string op, std::string device, const std::string& original);
+  const std::string& op() const noexcept { return op_; }
+  const std::string& device() const noexcept { return device_; }
+
+ private:
+  std::string op_;
+  std::string device_;
+};
+
+class OpSpec {
+ public:
+  virtual ~OpSpec() = default;
+  virtual const char* name() const = 0;
+  // Always contains "basic","empty","size1","odd_tail","strided","broadcast","large"; ops may add more.
+  virtual std::vector<std::string> shape_sets() const = 0;
+  // Portable inputs: generated on the CPU in float64 by a counter-based generator keyed by
+  // (op, shape_set, seed, input name), then cast to `dtype`, then moved to `device`: the same
+  // bits on every runner. Throws std::invalid_argument on an unknown shape set.
+  virtual OpCall make_inputs(const std::string& shape_set, at::ScalarType dtype, c10::Device device,
+                             std::uint64_t seed) const = 0;
+  virtual std::vector<std::string> grad_inputs() const = 0;  // tensor names that get gradients
+  // Runs exactly one implementation; throws NotEligible if its predicates fail.
+  virtual at::Tensor run(Impl impl, const OpCall& call) const = 0;
+  // Fused if eligible, else fallback (throws NotEligible if neither is); fills `record`.
+  at::Tensor dispatch(const OpCall& call, DispatchRecord* record = nullptr) const;
+  // Every predicate of `impl` for `call`, passing or not, in evaluation order.
+  virtual std::vector<PredicateResult> eligibility(Impl impl, const OpCall& call) const = 0;
+  // Convenience: the failing predicates only.
+  std::vector<PredicateResult> failed_predicates(Impl impl, const OpCall& call) const;
+};
+
+// How the TorchScript implementation executes; process-wide, default Profiling. The env var
+// CROSSDEV_TORCHSCRIPT_EXECUTOR=profiling|legacy_fuser sets it at first use.
+//   Profiling    today's profiling executor: no CPU fusion, runs wherever ATen runs.
+//   LegacyFuser  the PyTorch 1.x executor with the legacy graph fuser enabled on CPU and CUDA,
+//                the setting the seed's scripts ran under. On any other device (mps, xla, meta...)
+//                the fusion group fails with "Unknown device for graph fuser": GraphFuserUnavailable.
+enum class ScriptExecutor : std::uint8_t { Profiling, LegacyFuser };
+const char* script_executor_name(ScriptExecutor executor) noexcept;  // "profiling", "legacy_fuser"
+void set_script_executor(ScriptExecutor executor);
+ScriptExecutor script_executor();
+
+const std::vector<const OpSpec*>& all_ops();
+const OpSpec* find_op(std::string_view name);  // nullptr if unknown
+
+// Dtypes an op is checked in on `device`: float32, float16, bfloat16, plus float64 where the
+// device kind supports it (not MPS).
+std::vector<at::ScalarType> dtypes_for_device(c10::Device device);
+
+// Mutation testing: CROSSDEV_MUTANT=<name> (read once at first use) or set_active_mutant() swaps
+// a deliberately broken fused kernel in, so parity checks can prove they go red.
+std::vector<std::string> mutant_names();
+void set_active_mutant(const std::string& name);  // "" = none; std::invalid_argument lists the valid names
+std::string active_mutant();
+
+}  // namespace crossdev::ops

@@ -1,0 +1,50 @@
+#pragma once
+// Counter-based random numbers that are the same bits on every machine and device.
+//
+// Why not at::Generator: its streams differ across backends (CUDA Philox vs CPU mt19937) and
+// across vectorized code paths, so "the same inputs on every runner" and "the same dropout mask
+// on every device" would not hold. Here value i of a stream is a pure function of (key, i):
+// SplitMix64 finalizer over key + (i + 1) * golden ratio, the top 53 bits scaled by 2^-53.
+// Only integer ops and exact IEEE double ops are used, so results are bit-identical everywhere.
+//
+// Streams:
+//   inputs        key = stream_key({op, shape_set, input name}, seed)
+//   dropout mask  key = dropout_key(seed); element i (row-major index in the output shape) is
+//                 kept iff uniform01(key, i) >= p. Fused kernels evaluate this inline; the
+//                 fallback materializes it with dropout_keep_mask().
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <string_view>
+
+namespace crossdev::ops::portable_random {
+
+constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
+
+constexpr std::uint64_t mix64(std::uint64_t z) noexcept {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// Uniform in [0, 1): exactly representable multiples of 2^-53.
+constexpr double uniform01(std::uint64_t key, std::uint64_t counter) noexcept {
+  return static_cast<double>(mix64(key + (counter + 1) * kGolden) >> 11) * 0x1.0p-53;
+}
+
+// FNV-1a over the parts (separated so {"ab","c"} != {"a","bc"}), then mixed with the seed.
+std::uint64_t stream_key(std::initializer_list<std::string_view> parts, std::uint64_t seed) noexcept;
+std::uint64_t dropout_key(std::uint64_t seed) noexcept;
+
+// float64 CPU tensor of `sizes`, element i = lo + (hi - lo) * uniform01(key, i), row-major.
+at::Tensor uniform_tensor(std::uint64_t key, at::IntArrayRef sizes, double lo, double hi);
+
+// Bool tensor on `device`: true where the element survives dropout with probability p.
+at::Tensor dropout_keep_mask(std::uint64_t seed, at::IntArrayRef sizes, double p, c10::Device device);
+
+// Survivor multiplier 1 / (1 - p); 0 for p >= 1 (everything dropped, as torch.dropout does).
+inline double dropout_survivor_scale(double p) noexcept { return p < 1.0 ? 1.0 / (1.0 - p) : 0.0; }
+
+}  // namespace crossdev::ops::portable_random

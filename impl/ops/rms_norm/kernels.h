@@ -1,0 +1,11 @@
+#pragma once
+// rms_norm(x[..., D], weight[D], eps) = x * rsqrt(mean(x^2, -1) + eps) * weight
+#include "ops/op_definition.h"
+
+namespace crossdev::ops::rms_norm {
+at::Tensor fallback(const OpCall& call);
+at::Tensor fused_cpu(const OpCall& call);
+#ifdef CROSSDEV_OPS_WITH_CUDA
+at::Tensor fused_cuda(const OpCall& call);
+#endif
+}  // namespace crossdev::ops::rms_norm

@@ -1,0 +1,12 @@
+#pragma once
+// rotary(x[B,T,H,Dh], cos[T|1,Dh], sin[T|1,Dh]), LLaMA's half rotation (Dh even, h = Dh/2):
+//   rotate_half(x) = cat(-x[..., h:], x[..., :h])
+//   out = x * cos[None,:,None,:] + rotate_half(x) * sin[None,:,None,:]
+#include "ops/op_definition.h"
+
+namespace crossdev::ops::rotary {
+at::Tensor fallback(const OpCall& call);
+at::Tensor fused_cpu(const OpCall& call);
+// grad_x = grad * cos + rotate_half^T(grad * sin); cos/sin are tables, not differentiated.
+std::vector<at::Tensor> fused_backward_cpu(const OpCall& call, const at::Tensor& grad_out);
+}  // namespace crossdev::ops::rotary

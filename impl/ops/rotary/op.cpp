@@ -1,0 +1,70 @@
+#include "ops/eligibility.h"
+#include "ops/input_maker.h"
+#include "ops/rotary/kernels.h"
+
+namespace crossdev::ops {
+namespace {
+
+Predicate rotary_shapes() {
+  return {"rotary_shapes", [](const OpCall& call) -> std::string {
+            const at::Tensor x = call.tensor("x");
+            if (x.dim() != 4) return "x must be [B, T, H, Dh], got " + sizes_text(x);
+            if (x.size(3) % 2 != 0) return "Dh must be even for the half rotation, got " + std::to_string(x.size(3));
+            for (const char* name : {"cos", "sin"}) {
+              const at::Tensor table = call.tensor(name);
+              if (table.dim() != 2 || table.size(1) != x.size(3) || (table.size(0) != 1 && table.size(0) != x.size(1))) {
+                return std::string(name) + " must be [T or 1, Dh] = [" + std::to_string(x.size(1)) + " or 1, " +
+                       std::to_string(x.size(3)) + "], got " + sizes_text(table);
+              }
+            }
+            return "";
+          }};
+}
+
+constexpr const char* kScript = R"(
+def rotate_half(x: Tensor) -> Tensor:
+    half = x.size(-1) // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+def rotary(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
+    return x * cos.unsqueeze(1) + rotate_half(x) * sin.unsqueeze(1)
+)";
+
+// cos/sin hold arbitrary values in [-1, 1): the op is defined for any table, and independent
+// values expose a swapped half or sign that true cos/sin pairs might hide.
+void rope(InputMaker& in, std::int64_t b, std::int64_t t, std::int64_t h, std::int64_t dh, std::int64_t table_rows) {
+  in.uniform("x", {b, t, h, dh});
+  in.uniform("cos", {table_rows, dh});
+  in.uniform("sin", {table_rows, dh});
+}
+
+}  // namespace
+
+OpDefinition rotary_definition() {
+  OpDefinition def;
+  def.name = "rotary";
+  def.inputs = {{"x", true, true}, {"cos", true, false}, {"sin", true, false}};
+  def.shape_sets = {
+      {"basic", [](InputMaker& in) { rope(in, 2, 8, 4, 32, 8); }},
+      {"empty", [](InputMaker& in) { rope(in, 2, 0, 4, 32, 0); }},
+      {"size1", [](InputMaker& in) { rope(in, 1, 1, 1, 2, 1); }},
+      {"odd_tail", [](InputMaker& in) { rope(in, 3, 5, 3, 38, 5); }},
+      {"strided",
+       [](InputMaker& in) {
+         rope(in, 2, 8, 4, 32, 8);
+         in.uniform_transposed("x", {2, 8, 4, 32}, 1, 2);
+       }},
+      {"broadcast", [](InputMaker& in) { rope(in, 2, 8, 4, 32, 1); }},
+      {"large", [](InputMaker& in) { rope(in, 4, 256, 8, 128, 256); }},
+  };
+  def.validity = {rotary_shapes()};
+  def.fallback = rotary::fallback;
+  def.fused_cpu = rotary::fused_cpu;
+  def.fused_backward_cpu = rotary::fused_backward_cpu;
+  def.script = {kScript, "rotary", [](const OpCall& call) -> std::vector<c10::IValue> {
+                  return {call.tensor("x"), call.tensor("cos"), call.tensor("sin")};
+                }};
+  return def;
+}
+
+}  // namespace crossdev::ops

@@ -1,0 +1,62 @@
+#include "ops/eligibility.h"
+#include "ops/input_maker.h"
+#include "ops/swiglu/kernels.h"
+
+namespace crossdev::ops {
+namespace {
+
+Predicate swiglu_shapes() {
+  return {"swiglu_shapes", [](const OpCall& call) -> std::string {
+            const at::Tensor gate = call.tensor("gate");
+            const at::Tensor up = call.tensor("up");
+            if (broadcastable(gate.sizes(), up.sizes())) return "";
+            return "gate " + sizes_text(gate) + " and up " + sizes_text(up) + " must broadcast";
+          }};
+}
+
+constexpr const char* kScript = R"(
+def swiglu(gate: Tensor, up: Tensor) -> Tensor:
+    return gate * torch.sigmoid(gate) * up
+)";
+
+void pair(InputMaker& in, std::vector<std::int64_t> sizes) {
+  in.uniform("gate", sizes, -4.0, 4.0);
+  in.uniform("up", std::move(sizes));
+}
+
+}  // namespace
+
+OpDefinition swiglu_definition() {
+  OpDefinition def;
+  def.name = "swiglu";
+  def.inputs = {{"gate", true, true}, {"up", true, true}};
+  def.shape_sets = {
+      {"basic", [](InputMaker& in) { pair(in, {4, 8, 64}); }},
+      {"empty", [](InputMaker& in) { pair(in, {0, 64}); }},
+      {"size1", [](InputMaker& in) { pair(in, {1}); }},
+      {"odd_tail", [](InputMaker& in) { pair(in, {3, 67}); }},
+      {"strided",
+       [](InputMaker& in) {
+         in.uniform_transposed("gate", {16, 67}, 0, 1, -4.0, 4.0);
+         in.uniform("up", {16, 67});
+       }},
+      {"broadcast",
+       [](InputMaker& in) {
+         in.uniform("gate", {8, 67}, -4.0, 4.0);
+         in.uniform("up", {1, 67});
+       }},
+      {"large", [](InputMaker& in) { pair(in, {1024, 1024}); }},
+  };
+  def.validity = {swiglu_shapes()};
+  def.fallback = swiglu::fallback;
+  def.fused_cpu = swiglu::fused_cpu;
+#ifdef CROSSDEV_OPS_WITH_CUDA
+  def.fused_cuda = swiglu::fused_cuda;
+#endif
+  def.script = {kScript, "swiglu", [](const OpCall& call) -> std::vector<c10::IValue> {
+                  return {call.tensor("gate"), call.tensor("up")};
+                }};
+  return def;
+}
+
+}  // namespace crossdev::ops

@@ -1,0 +1,105 @@
+#include "sim/sim_fallback.h"
+
+#include <mutex>
+
+#include <ATen/native/CPUFallback.h>
+#include <c10/util/Exception.h>
+
+#include "sim/numerics.h"
+#include "sim/profile_checks.h"
+#include "sim/sim_config.h"
+#include "sim/sim_generator.h"
+
+namespace crossdev::sim {
+namespace {
+
+std::mutex& records_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, FallbackRecord>& records() {
+  static auto* r = new std::map<std::string, FallbackRecord>();
+  return *r;
+}
+
+void record(const std::string& op, FallbackReason reason) {
+  std::lock_guard<std::mutex> lock(records_mutex());
+  FallbackRecord& r = records()[op];
+  r.reason = reason;
+  ++r.count;
+}
+
+bool is_generator_argument(const c10::Argument& arg) {
+  c10::TypePtr type = arg.type();
+  if (auto optional = type->cast<c10::OptionalType>()) type = optional->getElementType();
+  return type->kind() == c10::TypeKind::GeneratorType;
+}
+
+// CPU kernels only accept CPU generators: hand them the sim generator's engine (the device's
+// default generator when none was given), so seeding the sim generator controls the op.
+void substitute_generators(const c10::FunctionSchema& schema, torch::jit::Stack& stack) {
+  const auto& args = schema.arguments();
+  const std::size_t base = stack.size() - args.size();
+  c10::DeviceIndex device = -1;
+  for (std::size_t i = 0; i < args.size() && device < 0; ++i)
+    if (stack[base + i].isTensor() && stack[base + i].toTensor().is_privateuseone())
+      device = stack[base + i].toTensor().device().index();
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (!is_generator_argument(args[i])) continue;
+    c10::IValue& v = stack[base + i];
+    if (v.isNone()) {
+      v = default_generator(device).get<SimGeneratorImpl>()->cpu_engine();
+    } else if (v.isGenerator() && v.toGenerator().device().is_privateuseone()) {
+      at::Generator engine = v.toGenerator().get<SimGeneratorImpl>()->cpu_engine();
+      v = engine;
+    }
+  }
+}
+
+std::string full_name(const c10::OperatorName& op) {
+  return op.overload_name.empty() ? op.name : op.name + "." + op.overload_name;
+}
+
+}  // namespace
+
+const char* fallback_reason_text(FallbackReason reason) noexcept {
+  switch (reason) {
+    case FallbackReason::NoNativeSimKernel:
+      return "no native sim kernel: executed on the host CPU through the boxed fallback";
+    case FallbackReason::ProfileUnsupported:
+      return "unsupported on the emulated device; ran on the CPU because the fallback switch is on";
+  }
+  return "unknown";
+}
+
+void sim_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto config = current_config();
+  const EmulationProfile& p = profile(config->profile);
+  const c10::FunctionSchema& schema = op.schema();
+
+  check_inference_mode(p);
+  check_same_device(p, schema, *stack);
+  const bool profile_fallback = check_op_supported(p, *config, schema.operator_name());
+  const std::string name = full_name(schema.operator_name());
+  if (profile_fallback && p.fallback_warning != nullptr) {
+    TORCH_WARN_ONCE(p.fallback_warning(name));
+  }
+  record(name, profile_fallback ? FallbackReason::ProfileUnsupported : FallbackReason::NoNativeSimKernel);
+
+  if (config->numerics.tf32_matmul) round_matmul_operands(schema, *stack);
+  substitute_generators(schema, *stack);
+  at::native::cpu_fallback(op, stack);
+  if (config->numerics.flush_subnormals) flush_subnormal_outputs(schema, *stack);
+}
+
+std::map<std::string, FallbackRecord> fallback_records() {
+  std::lock_guard<std::mutex> lock(records_mutex());
+  return records();
+}
+
+void reset_fallback_records() {
+  std::lock_guard<std::mutex> lock(records_mutex());
+  records().clear();
+}
+
+}  // namespace crossdev::sim

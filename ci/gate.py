@@ -72,8 +72,10 @@ def bench_verdict(report: Report, baseline: str, threshold: float) -> int:
         return EXIT_BAD_INPUT
     with_bench = [r.path for r in report.runners if r.benchmarks]
     if not with_bench:
-        print("gate: no bundle embeds benchmark results; performance not compared")
-        return EXIT_PASS
+        # A baseline was asked for: a run without benchmarks cannot show it did not regress.
+        print("gate.py: error: --baseline-bench given but no bundle embeds benchmark results: "
+              "performance cannot be gated", file=sys.stderr)
+        return EXIT_BAD_INPUT
     # bench_gate.py reads bundles itself, so its messages name the real files.
     cmd = [sys.executable, str(BENCH_GATE), "--baseline", baseline, "--threshold", str(threshold), *with_bench]
     rc = subprocess.run(cmd).returncode

@@ -1,5 +1,7 @@
 #include "spec/bench_values.h"
 
+#include "util/dtype_names.h"
+
 #include <charconv>
 #include <limits>
 
@@ -13,8 +15,6 @@ struct Named {
 };
 
 constexpr Named<Profile> kProfiles[] = {{"default", Profile::Default}, {"long", Profile::Long}};
-constexpr Named<at::ScalarType> kDtypes[] = {
-    {"float32", at::kFloat}, {"float16", at::kHalf}, {"bfloat16", at::kBFloat16}, {"float64", at::kDouble}};
 constexpr Named<Pass> kPasses[] = {{"fwd", Pass::Forward}, {"fwd_bwd", Pass::ForwardBackward}};
 constexpr Named<std::int64_t> kSizeSuffixes[] = {{"", 1}, {"K", 1024}, {"M", 1024 * 1024}};
 
@@ -40,9 +40,11 @@ std::optional<Profile> profile_from_name(std::string_view name) noexcept { retur
 const char* profile_name(Profile profile) noexcept { return reverse_lookup(kProfiles, profile); }
 const char* profile_names() noexcept { return "default, long"; }
 
-std::optional<at::ScalarType> dtype_from_name(std::string_view name) noexcept { return lookup(kDtypes, name); }
-const char* dtype_name(at::ScalarType dtype) noexcept { return reverse_lookup(kDtypes, dtype); }
-const char* dtype_names() noexcept { return "float32, float16, bfloat16, float64"; }
+std::optional<at::ScalarType> dtype_from_name(std::string_view name) noexcept {
+  return matrix_float_dtype_from_name(name);  // the core table, narrowed to the bench floats
+}
+const char* dtype_name(at::ScalarType dtype) noexcept { return crossdev::dtype_name(dtype); }
+const char* dtype_names() noexcept { return matrix_float_dtype_names(); }
 
 std::optional<Pass> pass_from_name(std::string_view name) noexcept { return lookup(kPasses, name); }
 const char* pass_names() noexcept { return "fwd, fwd_bwd"; }

@@ -42,7 +42,7 @@ BAD_MATRICES = [
     ("size_off_layout", "  - {id: a, source: s, kind: op, op: scaled_masked_softmax, sizes: [1K]}\n", 3,
      "expected a multiple of 262144"),
     ("bad_dtype", "  - {id: a, source: s, kind: op, op: gelu_tanh, sizes: [1M], dtypes: [float8]}\n", 3,
-     "'float8' is not valid; expected float32, float16, bfloat16, float64"),
+     "'float8' is not valid; expected float16, bfloat16, float32, float64"),
     ("bad_impl", "  - {id: a, source: s, kind: op, op: gelu_tanh, sizes: [1M], impls: [fused, triton]}\n", 3,
      "'triton' is not valid; expected fused, fallback, torchscript"),
     ("missing_sizes", "  - {id: a, source: s, kind: op, op: gelu_tanh}\n", 3, "needs key 'sizes'"),

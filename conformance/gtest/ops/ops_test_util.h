@@ -1,6 +1,6 @@
 #pragma once
-// Small helpers for the ops tests: an assert_close-style comparison (torch.testing defaults per
-// dtype; the full comparator lives in conformance/parity) and the (op, dtype, shape set) grid.
+// Small helpers for the ops tests: the parity comparator with torch.testing's default
+// tolerances, dtype names from the core table, and the (op, dtype, shape set) grid.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -9,59 +9,26 @@
 #include <vector>
 
 #include "ops/op_registry.h"
+#include "parity/comparator.h"
+#include "util/dtype_names.h"
 
 namespace crossdev::ops::testing {
 
-struct Tolerance {
-  double rtol;
-  double atol;
-};
+using parity::default_tolerance;
+using parity::Tolerance;
 
-// torch.testing.assert_close defaults.
-inline Tolerance default_tolerance(at::ScalarType dtype) {
-  switch (dtype) {
-    case at::kHalf: return {1e-3, 1e-5};
-    case at::kBFloat16: return {1.6e-2, 1e-5};
-    case at::kDouble: return {1e-7, 1e-7};
-    default: return {1.3e-6, 1e-5};
-  }
-}
-
-// |actual - expected| <= atol + rtol * |expected| elementwise (computed in float64), same shape
-// and dtype. Returns "" when close, else a description of the worst element.
+// The parity harness's comparator (torch.testing.assert_close semantics, non-finite values
+// included). Returns "" when close, else its reason and metrics.
 inline std::string close_mismatch(const at::Tensor& actual, const at::Tensor& expected, Tolerance tol) {
-  if (actual.sizes() != expected.sizes()) {
-    return "shape mismatch: " + c10::str(actual.sizes()) + " vs " + c10::str(expected.sizes());
-  }
-  if (actual.scalar_type() != expected.scalar_type()) {
-    return std::string("dtype mismatch: ") + c10::toString(actual.scalar_type()) + " vs " +
-           c10::toString(expected.scalar_type());
-  }
-  if (actual.numel() == 0) return "";
-  const at::Tensor a = actual.detach().to(at::kCPU, at::kDouble);
-  const at::Tensor e = expected.detach().to(at::kCPU, at::kDouble);
-  const at::Tensor diff = (a - e).abs();
-  const at::Tensor allowed = e.abs() * tol.rtol + tol.atol;
-  // NaN in either side counts as a mismatch (equal_nan=False).
-  const at::Tensor bad = diff.gt(allowed).logical_or(a.isnan()).logical_or(e.isnan());
-  const std::int64_t count = bad.sum().item<std::int64_t>();
-  if (count == 0) return "";
-  const std::int64_t worst = (diff - allowed).nan_to_num(1e300).flatten().argmax().item<std::int64_t>();
-  return std::to_string(count) + " of " + std::to_string(a.numel()) + " elements differ; worst at flat index " +
-         std::to_string(worst) + ": " + std::to_string(a.flatten()[worst].item<double>()) + " vs " +
-         std::to_string(e.flatten()[worst].item<double>());
+  parity::CompareOptions options;
+  options.tolerance = tol;
+  const parity::Comparison c = parity::compare(actual.detach(), expected.detach(), options);
+  return c.pass ? std::string() : c.reason + " (" + c.summary() + ")";
 }
 
 inline std::vector<at::ScalarType> all_dtypes() { return {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}; }
 
-inline std::string dtype_name(at::ScalarType dtype) {
-  switch (dtype) {
-    case at::kHalf: return "float16";
-    case at::kBFloat16: return "bfloat16";
-    case at::kDouble: return "float64";
-    default: return "float32";
-  }
-}
+inline std::string dtype_name(at::ScalarType dtype) { return crossdev::dtype_name(dtype); }
 
 // One (op, shape set); tests loop over the dtypes inside (SCOPED_TRACE names the dtype), which
 // keeps the CTest process count, and so LibTorch start-ups, down.

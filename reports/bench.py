@@ -5,6 +5,7 @@ optionally followed by Google Benchmark suffixes ("/real_time", "/min_time:0.050
 (bytes_per_second, items_per_second, bw_util = achieved / measured peak bandwidth) are top-level
 keys of each entry. Aggregates (mean/median/stddev) are used when present, the median first.
 """
+import math
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
@@ -54,12 +55,25 @@ class BenchTable:
         base, point = self.points.get((key, BASELINE_IMPL)), self.points.get((key, impl))
         if not base or not point or point.seconds <= 0:
             return None
-        return base.seconds / point.seconds
+        ratio = base.seconds / point.seconds
+        return ratio if math.isfinite(ratio) else None
 
 
 def _number(entry: dict, name: str) -> Optional[float]:
+    """A finite number, else None: a counter of null, 1e999 or an odd type is "not measured" here."""
     value = entry.get(name)
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        value = float(value)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _text(entry: dict, name: str) -> str:
+    value = entry.get(name)
+    return value if isinstance(value, str) else ""
 
 
 def parse_name(name: str) -> Optional[Dict[str, str]]:
@@ -71,7 +85,7 @@ def parse_name(name: str) -> Optional[Dict[str, str]]:
 
 def _preferred(entries: List[dict]) -> Optional[dict]:
     """The median aggregate when there is one, else the mean, else the (last) plain iteration run."""
-    by_aggregate = {e.get("aggregate_name", ""): e for e in entries}
+    by_aggregate = {_text(e, "aggregate_name"): e for e in entries}
     for name in ("median", "mean", ""):
         if name in by_aggregate:
             return by_aggregate[name]
@@ -84,18 +98,21 @@ def build_bench_table(report: Report) -> Optional[BenchTable]:
     for runner in report.runners:
         bench = runner.benchmarks or {}
         grouped: Dict[str, List[dict]] = {}
-        for entry in bench.get("benchmarks", []):
-            if entry.get("error_occurred"):
+        entries = bench.get("benchmarks") if isinstance(bench, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            if not isinstance(entry, dict) or entry.get("error_occurred") is True:
                 continue
-            grouped.setdefault(entry.get("run_name") or entry["name"], []).append(entry)
+            name = _text(entry, "run_name") or _text(entry, "name")
+            if name:
+                grouped.setdefault(name, []).append(entry)
         for run_name, entries in grouped.items():
             fields = parse_name(run_name)
             entry = _preferred(entries)
             if fields is None or entry is None:
                 continue
-            unit = _TIME_UNIT_SECONDS.get(entry.get("time_unit", "ns"), 1e-9)
+            unit = _TIME_UNIT_SECONDS.get(_text(entry, "time_unit") or "ns", 1e-9)
             real_time = _number(entry, "real_time")
-            if real_time is None:
+            if real_time is None or real_time < 0:
                 continue
             key = BenchKey(runner.label, fields["op"], fields["dtype"], fields["size"], fields["device"], fields["pass"])
             points[(key, fields["impl"])] = BenchPoint(run_name, real_time * unit, _number(entry, "bytes_per_second"),

@@ -5,6 +5,7 @@ syntax errors), so a merge job can name the bad runner and still merge the other
 """
 import json
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,11 @@ from typing import Any, Dict, List, Optional
 from reports.schema import STATUSES, EXECUTIONS, check_bundle
 
 MAX_ERRORS_SHOWN = 10
+# A bundle is a few levels deep; free-form parts (device_log, benchmark context) get some room. Deeper
+# documents are rejected instead of exhausting the recursion of some reader (json, copy, a renderer).
+MAX_DEPTH = 64
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class BundleError(Exception):
@@ -81,6 +87,73 @@ def _summary_problems(doc: Dict[str, Any]) -> List[str]:
     return problems
 
 
+def _case_path(i: int, case: Dict[str, Any]) -> str:
+    return f"bundle.cases[{i}] (id {case['id']!r})"
+
+
+def _labelling_problems(doc: Dict[str, Any]) -> List[str]:
+    """execution, the simulated flag, the device and the target's device provenance must agree.
+
+    A contradiction would let a simulated result count as a real-device pass, so it is bad input.
+    Only contradictions are rejected: manager rows run real CPU work on hypothetical host profiles
+    (device "hypothetical:cpu-only", execution real), and policy rows are simulated on any host.
+    """
+    target = doc["execution_target"]
+    problems = []
+    simulated_kinds = sorted({d["kind"] for d in target["devices"] if d["provenance"] == "simulated"})
+    if target["simulated"] and not simulated_kinds:
+        problems.append("bundle.execution_target.simulated: true, but no device kind has provenance simulated "
+                        "(expected false when every device kind is real)")
+    elif not target["simulated"] and simulated_kinds:
+        problems.append(f"bundle.execution_target.simulated: false, but device kind(s) {', '.join(simulated_kinds)} "
+                        "have provenance simulated (expected true when any device kind was simulated)")
+    real_kinds = {d["kind"] for d in target["devices"] if d["provenance"] == "real"}
+    if target["device_kind"] in simulated_kinds and target["device_kind"] not in real_kinds:
+        problems.append(f"bundle.execution_target.device_kind: {target['device_kind']!r} has provenance simulated in "
+                        "execution_target.devices (expected the most capable real kind)")
+    for i, case in enumerate(doc["cases"]):
+        execution = case["execution"]
+        if "simulated" in case and case["simulated"] != (execution == "simulated"):
+            flag = "true" if case["simulated"] else "false"
+            problems.append(f"{_case_path(i, case)}.simulated: {flag} contradicts execution {execution!r} "
+                            "(expected simulated == (execution == \"simulated\"))")
+        if execution != "real":
+            continue
+        device = case.get("device", "")
+        kind = device.split(":", 1)[0]
+        if kind == "sim":
+            problems.append(f"{_case_path(i, case)}.device: {device!r} is the simulator backend, so execution 'real' "
+                            "is a contradiction (expected execution simulated)")
+        elif kind in simulated_kinds and kind not in real_kinds:
+            problems.append(f"{_case_path(i, case)}.device: {device!r} is of kind {kind}, which this run simulated "
+                            "(execution_target.devices provenance simulated), so execution 'real' is a contradiction")
+    return problems
+
+
+def _structure_problems(doc: Any, text: str) -> List[str]:
+    """What JSON allows but no reader can use: deep nesting, and lone UTF-16 surrogates (from \\ud800
+    escapes), which are not Unicode text and cannot be written to an HTML, Markdown or XML file."""
+    check_surrogates = bool(_SURROGATE_ESCAPE.search(text) or _SURROGATE.search(text))
+    stack = [(doc, 1, "bundle")]
+    while stack:
+        value, depth, where = stack.pop()
+        if depth > MAX_DEPTH:
+            return [f"{where}: nested too deeply (more than {MAX_DEPTH} levels; expected a crossdev.bundle, "
+                    "which is a few levels deep)"]
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if check_surrogates and _SURROGATE.search(key):
+                    return [f"{where}: key {ascii(key)} holds a lone UTF-16 surrogate (expected valid Unicode text)"]
+                if isinstance(item, (dict, list)) or (check_surrogates and isinstance(item, str)):
+                    stack.append((item, depth + 1, f"{where}.{key}"))
+        elif isinstance(value, list):
+            stack.extend((item, depth + 1, f"{where}[{i}]") for i, item in enumerate(value)
+                         if isinstance(item, (dict, list)) or (check_surrogates and isinstance(item, str)))
+        elif isinstance(value, str) and _SURROGATE.search(value):
+            return [f"{where}: {ascii(value[:40])} holds a lone UTF-16 surrogate (expected valid Unicode text)"]
+    return []
+
+
 def parse_bundle(text: str, path: str) -> Bundle:
     try:
         doc = json.loads(text, parse_constant=_reject_constant)
@@ -88,11 +161,16 @@ def parse_bundle(text: str, path: str) -> Bundle:
         # A bundle always ends with its closing brace; without one the file was cut short.
         hint = " (the file is truncated)" if not text.rstrip().endswith("}") else ""
         raise BundleError(path, [f"{e.lineno}:{e.colno}: not valid JSON{hint}: {e.msg}"]) from None
+    except RecursionError:
+        raise BundleError(path, [f"not valid JSON for a bundle: nested too deeply (more than {MAX_DEPTH} levels; "
+                                 "expected a crossdev.bundle, which is a few levels deep)"]) from None
     except ValueError as e:
         raise BundleError(path, [f"not valid JSON: {e}"]) from None
-    problems = list(check_bundle(doc))
+    problems = _structure_problems(doc, text)
     if not problems:
-        problems = _summary_problems(doc)
+        problems = list(check_bundle(doc))
+    if not problems:
+        problems = _summary_problems(doc) + _labelling_problems(doc)
     if problems:
         raise BundleError(path, problems)
     return Bundle(path=str(path), doc=doc)
@@ -112,10 +190,27 @@ def load_bundle(path) -> Bundle:
     return parse_bundle(text, str(path))
 
 
+class NonFinite(float):
+    """A metric the writer spelled null: a NaN or an infinity, which one is not recorded.
+
+    It behaves as a NaN in arithmetic and comparisons; reports show it as "non-finite"."""
+
+    def __new__(cls):
+        return super().__new__(cls, math.nan)
+
+    def __repr__(self) -> str:
+        return "NON_FINITE"
+
+
+NON_FINITE = NonFinite()
+
+
 def metric(case: Dict[str, Any], name: str) -> Optional[float]:
-    """A case metric as a float: None when absent, NaN when written as null (a NaN or an infinity)."""
+    """A case metric as a float: None when absent, NON_FINITE when written as null (a NaN or an infinity).
+
+    1e999 in the JSON reads as an infinity; the validator guarantees every other value fits a float."""
     metrics = case.get("metrics", {})
     if name not in metrics:
         return None
     value = metrics[name]
-    return math.nan if value is None else float(value)
+    return NON_FINITE if value is None else float(value)

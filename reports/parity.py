@@ -23,10 +23,11 @@ _STATUS_RANK = {"skip": -1, "pass": 0, "xfail": 2, "xpass": 3, "fail": 4, "error
 
 
 def _number(text: str) -> float:
+    """A number from a comparison summary: "1e-07", "inf", "-inf", "nan", "1e999" (inf); anything odd is NaN."""
     try:
         return float(text)
     except ValueError:
-        return math.nan  # "nan"/"inf" spellings and anything odd: non-finite
+        return math.nan
 
 
 def _worse(a: Optional[float], b: Optional[float]) -> Optional[float]:
@@ -34,8 +35,10 @@ def _worse(a: Optional[float], b: Optional[float]) -> Optional[float]:
         return b
     if b is None:
         return a
-    if math.isnan(a) or math.isnan(b):
-        return math.nan
+    if math.isnan(a):
+        return a  # NaN (or NON_FINITE, a null metric) stays as it was spelled
+    if math.isnan(b):
+        return b
     return max(a, b)
 
 
@@ -115,7 +118,8 @@ class Scoreboard:
             ga, gb = ca.refs.get("golden"), cb.refs.get("golden")
             bound = None
             if ga and gb and ga.max_abs is not None and gb.max_abs is not None:
-                bound = ga.max_abs + gb.max_abs
+                bound = _worse(ga.max_abs, gb.max_abs) if math.isnan(ga.max_abs) or math.isnan(gb.max_abs) \
+                    else ga.max_abs + gb.max_abs
             out.append(Pair(a, b, identical, bound))
         return out
 

@@ -10,6 +10,7 @@ the report is still written. Case failures do not change the exit code: gating i
 """
 import argparse
 import sys
+import traceback
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: make `reports` importable, not reports/ itself
@@ -42,6 +43,16 @@ def parse_args(argv):
 
 
 def main(argv=None) -> int:
+    """The command line: run(), and an unexpected exception exits 2, never with a traceback's exit 1."""
+    try:
+        return run(argv)
+    except Exception:  # noqa: BLE001  (a bug must not pass as a verdict; tests call run() and see it)
+        print("render.py: internal error (a bug in reports/: please report it with the input bundles):\n"
+              + traceback.format_exc(limit=-3), file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def run(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     report = merge(args.bundles, args.history)
     for err in report.errors:

@@ -49,7 +49,14 @@ def _counts(cases: List[dict]) -> dict:
 
 def bundle(device_kind: str, cases: List[dict], host: str = "runner-1", simulated: bool = False,
            simulate_spec: str = "", created: str = "2026-01-01T00:00:00Z", benchmarks: Optional[dict] = None) -> dict:
-    provenance = "simulated" if simulated else "real"
+    # Like the writer: the target's kind is real; each kind of the simulate spec the host lacks is simulated.
+    devices = [{"kind": device_kind, "count": 1, "provenance": "real", "names": [f"{device_kind}:0"]}]
+    if simulated:
+        for item in (simulate_spec or "cuda").split(","):
+            kind, _, count = item.strip().partition(":")
+            if kind and kind != device_kind and kind not in {d["kind"] for d in devices}:
+                devices.append({"kind": kind, "count": int(count or 1), "provenance": "simulated",
+                                "names": [f"simulated {kind}:{i}" for i in range(int(count or 1))]})
     by_suite: Dict[str, List[dict]] = {}
     for c in cases:
         by_suite.setdefault(c["suite"], []).append(c)
@@ -61,7 +68,7 @@ def bundle(device_kind: str, cases: List[dict], host: str = "runner-1", simulate
             "libtorch_version": "2.13.0", "cuda_version": "12.8" if device_kind == "cuda" else "",
             "compiler": "gcc 12.2.0", "git_commit": "0123456789abcdef0123456789abcdef01234567", "host": host,
             "simulated": simulated, "simulate_spec": simulate_spec,
-            "devices": [{"kind": device_kind, "count": 1, "provenance": provenance, "names": [f"{device_kind}:0"]}],
+            "devices": devices,
         },
         "matrices": sorted({c["file"] for c in cases}),
         "summary": _counts(cases),

@@ -4,6 +4,7 @@ docs/bundle-schema.md describes the same fields for people; this table is what t
 and the renderer trust. Writers may add fields within a version (readers ignore unknown keys);
 removing or retyping a field needs a new schema_version.
 """
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, Tuple
 
@@ -109,11 +110,32 @@ class Obj(Spec):
                 yield from spec.check(value[key], f"{path}.{key}")
 
 
+@dataclass
+class Number(Spec):
+    """A JSON number or null. Integers must fit a float64 (every reader converts them): 1e999 reads as an
+    infinity and is shown as `inf`, but a 400-digit integer cannot be converted at all."""
+    non_negative: bool = False
+
+    def check(self, value, path):
+        what = "a non-negative number of seconds or null" if self.non_negative else "a number or null"
+        if value is None:
+            return
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            yield f"{path}: expected {what}, got {_got(value)}"
+        elif isinstance(value, int) and abs(value) > _FLOAT_MAX:
+            yield f"{path}: expected {what} (within the float64 range), got an integer of {len(str(abs(value)))} digits"
+        elif self.non_negative and not value >= 0:
+            yield f"{path}: expected {what}, got {_got(value)}"
+
+
+_FLOAT_MAX = int(sys.float_info.max)
+
 STR = Scalar((str,), "a string")
 INT = Scalar((int,), "an integer")
 BOOL = Scalar((bool,), "true or false")
 # NaN and infinities are written as null (JSON has no spelling for them).
-NUMBER = Nullable(Scalar((int, float), "a number or null"))
+NUMBER = Number()
+SECONDS = Number(non_negative=True)
 
 COUNTS = Obj({name: INT for name in ("total",) + STATUSES + EXECUTIONS} | {"gates": BOOL})
 
@@ -152,13 +174,17 @@ CASE = Obj(
         "line": INT,
         "device": STR,
         "simulated": BOOL,
-        "duration_s": NUMBER,
+        "duration_s": SECONDS,
         "details": MapOf(STR),
     },
 )
 
 # Google Benchmark's own JSON (context + benchmarks); only what the report reads is checked.
-BENCHMARK = Obj({"name": STR}, optional={"real_time": NUMBER, "cpu_time": NUMBER, "time_unit": STR})
+BENCHMARK = Obj({"name": STR}, optional={
+    "run_name": STR, "run_type": STR, "aggregate_name": STR, "error_occurred": BOOL, "error_message": STR,
+    "real_time": NUMBER, "cpu_time": NUMBER, "time_unit": STR,
+    "bytes_per_second": NUMBER, "items_per_second": NUMBER, "bw_util": NUMBER,
+})
 BENCHMARKS = Obj({"benchmarks": ListOf(BENCHMARK, "name")}, optional={"context": Obj({})})
 
 BUNDLE = Obj(

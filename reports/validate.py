@@ -7,6 +7,7 @@ Exit codes: 0 every bundle is valid, 2 at least one is not (bad input). Case fai
 valid bundle are not a validation problem (see ci/gate.py).
 """
 import sys
+import traceback
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: make `reports` importable, not reports/ itself
@@ -17,6 +18,16 @@ from reports.bundle import BundleError, load_bundle  # noqa: E402
 
 
 def main(argv=None) -> int:
+    """The command line: run(), and an unexpected exception exits 2, never with a traceback's exit 1."""
+    try:
+        return run(argv)
+    except Exception:  # noqa: BLE001  (tests call run() directly and see any bug)
+        print("validate.py: internal error (a bug in reports/: please report it with the input bundles):\n"
+              + traceback.format_exc(limit=-3), file=sys.stderr)
+        return 2
+
+
+def run(argv=None) -> int:
     paths = sys.argv[1:] if argv is None else argv
     if not paths or any(p in ("-h", "--help") for p in paths):
         print(__doc__.strip(), file=sys.stderr if not paths else sys.stdout)

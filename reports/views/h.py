@@ -7,6 +7,8 @@ import html
 import math
 from typing import Iterable, Optional
 
+from reports.bundle import NonFinite
+
 
 class Markup(str):
     """HTML that is already safe (built by el() or from trusted literals)."""
@@ -69,15 +71,18 @@ def execution_badge(execution: str) -> Markup:
     if execution == "simulated":
         return el("span", "SIMULATED", class_="badge sim", title="ran against a simulated device or host profile")
     if execution == "not_run":
-        return el("span", "not run", class_="badge sk")
+        return el("span", "not run", class_="badge st-sk")
     return el("span", "real", class_="badge real")
 
 
 def fmt_number(value: Optional[float], digits: int = 3) -> str:
+    """None: "—" (not measured); a null metric: "non-finite"; NaN and infinities: "nan", "inf", "-inf"."""
     if value is None:
         return "—"
-    if isinstance(value, float) and math.isnan(value):
+    if isinstance(value, NonFinite):
         return "non-finite"
-    if value == int(value) and abs(value) < 1e15:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if abs(value) < 1e15 and value == int(value):
         return str(int(value))
     return f"{value:.{digits}g}"

@@ -1,4 +1,5 @@
 """Inline SVG charts (no library, no external request): horizontal bars and a line chart."""
+import math
 from typing import Callable, List, NamedTuple, Optional, Sequence
 
 from reports.views.h import Markup, el
@@ -19,16 +20,21 @@ def hbar_chart(bars: List[Bar], max_value: float, fmt: Callable[[float], str], r
     """One bar per row; `ref` draws a dashed vertical line (e.g. speedup 1.0, or 100% of peak)."""
     height = len(bars) * (BAR_H + GAP) + 24
     width = LABEL_W + PLOT_W + VALUE_W
-    scale = PLOT_W / max_value if max_value > 0 else 0
+    scale = PLOT_W / max_value if math.isfinite(max_value) and max_value > 0 else 0
+
+    def length(value: float) -> float:  # pixels, always a finite number on the plot
+        px = value * scale
+        return min(max(px, 0.0), PLOT_W) if math.isfinite(px) else (PLOT_W if px > 0 else 0.0)
+
     parts = []
     for i, bar in enumerate(bars):
         y = 4 + i * (BAR_H + GAP)
         parts.append(el("text", bar.label, x=LABEL_W - 6, y=y + BAR_H - 4, text_anchor="end"))
         parts.append(el("rect", el("title", bar.title), x=LABEL_W, y=y, height=BAR_H,
-                        width=f"{max(bar.value * scale, 1):.1f}", fill=bar.color))
-        parts.append(el("text", fmt(bar.value), x=f"{LABEL_W + bar.value * scale + 4:.1f}", y=y + BAR_H - 4))
+                        width=f"{max(length(bar.value), 1):.1f}", fill=bar.color))
+        parts.append(el("text", fmt(bar.value), x=f"{LABEL_W + length(bar.value) + 4:.1f}", y=y + BAR_H - 4))
     if ref is not None:
-        x = f"{LABEL_W + ref * scale:.1f}"
+        x = f"{LABEL_W + length(ref):.1f}"
         parts.append(el("line", x1=x, x2=x, y1=0, y2=height - 18, stroke="#24292f", stroke_dasharray="4 3"))
         parts.append(el("text", ref_label, x=x, y=height - 4, text_anchor="middle"))
     return el("svg", *parts, width=width, height=height,

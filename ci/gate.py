@@ -7,8 +7,8 @@ Exit codes:
   0  every bundle is usable and no case gates (xfail and skip never gate)
   1  a case is fail, xpass (an expected failure passed: the expectation is stale), error or
      crash, or ci/bench_gate.py reports a significant performance regression
-  2  bad input: a bundle is missing, truncated, not JSON or not schema-valid (named on stderr),
-     or --baseline-bench was given but cannot be used. Bad input wins over 1: the verdict would
+  2  bad input: a bundle is missing, truncated, not JSON, not schema-valid or has no cases (named on
+     stderr), or --baseline-bench was given but cannot be used. Bad input wins over 1: the verdict would
      be incomplete. Failures in the usable bundles are still listed.
 
 Performance gating is delegated to ci/bench_gate.py (owned by the benchmark suite): with
@@ -20,12 +20,14 @@ that was asked to check performance must not pass silently.
 import argparse
 import subprocess
 import sys
+import traceback
 from pathlib import Path
+from typing import List
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from reports.merge import Report, merge  # noqa: E402
+from reports.merge import InputError, Report, merge  # noqa: E402
 
 EXIT_PASS, EXIT_GATED, EXIT_BAD_INPUT = 0, 1, 2
 BENCH_GATE = ROOT / "ci" / "bench_gate.py"
@@ -82,9 +84,29 @@ def bench_verdict(report: Report, baseline: str, threshold: float) -> int:
     return rc if rc in (EXIT_PASS, EXIT_GATED, EXIT_BAD_INPUT) else EXIT_BAD_INPUT
 
 
+def empty_bundle_errors(report: Report) -> List[InputError]:
+    """A bundle with no cases is bad input: an empty selection ran nothing and proves nothing."""
+    return [InputError(path=r.path, message=f"{r.path}: the bundle has no cases (expected at least one: an empty "
+                                            "selection runs nothing and proves nothing)")
+            for r in report.runners if not r.cases]
+
+
 def main(argv=None) -> int:
+    """The command line: run(), and an unexpected exception is bad input (2), never a traceback's exit 1,
+    which would read as "a case failed"."""
+    try:
+        return run(argv)
+    except Exception:  # noqa: BLE001  (tests call run() directly and see any bug)
+        print("gate.py: internal error (a bug in the gate: please report it with the input bundles):\n"
+              + traceback.format_exc(limit=-3), file=sys.stderr)
+        print("gate: BAD INPUT (exit 2)")
+        return EXIT_BAD_INPUT
+
+
+def run(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     report = merge(args.bundles)
+    report.errors += empty_bundle_errors(report)
     for err in report.errors:
         print(f"gate.py: error: {err.message}", file=sys.stderr)
     verdicts = [parity_verdict(report)]

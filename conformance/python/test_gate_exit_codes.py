@@ -85,3 +85,15 @@ def test_perf_regression_is_delegated_to_bench_gate(tmp_path, repo_root, current
     current.write_text(json.dumps(doc))
     rc, out, err = gate(repo_root, current, "--baseline-bench", baseline, "--bench-threshold", "0.05")
     assert rc == expected, out + err
+
+
+def test_a_bundle_with_no_cases_is_bad_input(tmp_path, repo_root):
+    """Issue 11: an empty selection is not a pass. The bundle is named; the other bundles still gate."""
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps(sample.bundle("cpu", [], host="empty")))
+    rc, out, err = gate(repo_root, bundle_with(tmp_path, "a", "pass"), empty)
+    assert rc == 2, out + err
+    assert f"gate.py: error: {empty}: the bundle has no cases (expected at least one: an empty selection " \
+           "runs nothing and proves nothing)" in err
+    assert "gate: BAD INPUT (exit 2)" in out
+    assert gate(repo_root, empty)[0] == 2

@@ -4,6 +4,7 @@ The status mapping matches the C++ writer (bundle_writer.cpp): fail/xpass -> <fa
 error/crash -> <error>, skip/xfail -> <skipped>. The execution (real/simulated/not_run) is part
 of the classname so no CI view can show a simulated pass as a real one.
 """
+import math
 import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
@@ -28,15 +29,27 @@ def _clean(text) -> str:
     return _ILLEGAL_XML.sub("?", str(text))
 
 
+def _seconds(case: dict):
+    """duration_s as a finite, non-negative float; None when unknown (absent, or null: non-finite)."""
+    value = case.get("duration_s")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+def _time(seconds: float) -> str:
+    """The common JUnit schema (junit-10.xsd, SUREFIRE_TIME) allows digits and at most 3 decimals."""
+    return f"{seconds:.3f}"
+
+
 def _case_element(parent: ET.Element, runner_label: str, case: dict) -> None:
     suite = case["suite"]
-    tc = ET.SubElement(
-        parent,
-        "testcase",
-        classname=_clean(f"crossdev.{runner_label}.{suite}.{case['execution']}"),
-        name=_clean(case["id"]),
-        time=f"{case.get('duration_s') or 0.0:.6f}",
-    )
+    seconds = _seconds(case)
+    attrs = {"classname": _clean(f"crossdev.{runner_label}.{suite}.{case['execution']}"), "name": _clean(case["id"])}
+    if seconds is not None:  # time is optional; an unknown duration is left out rather than written as 0
+        attrs["time"] = _time(seconds)
+    tc = ET.SubElement(parent, "testcase", attrs)
     element = _ELEMENT_FOR_STATUS[case["status"]]
     if element is None:
         return
@@ -57,8 +70,10 @@ def _suite_element(root: ET.Element, name: str, cases: list, runner=None) -> ET.
         failures=str(sum(s in ("fail", "xpass") for s in statuses)),
         errors=str(sum(s in ("error", "crash") for s in statuses)),
         skipped=str(sum(s in ("skip", "xfail") for s in statuses)),
-        time=f"{sum(c.get('duration_s') or 0.0 for c in cases):.6f}",
     )
+    total = sum(_seconds(c) or 0.0 for c in cases)
+    if math.isfinite(total):  # optional in the schema; a sum that overflows is left out
+        suite.set("time", _time(total))
     if runner is not None:
         props = ET.SubElement(suite, "properties")
         target = runner.target
@@ -82,9 +97,9 @@ def render_junit(report: Report) -> str:
     if report.errors:
         # A CI system must see a broken runner bundle as an error, not as a runner with no tests.
         suite = ET.SubElement(root, "testsuite", name="crossdev.inputs", tests=str(len(report.errors)),
-                              failures="0", errors=str(len(report.errors)), skipped="0", time="0")
+                              failures="0", errors=str(len(report.errors)), skipped="0", time="0.000")
         for err in report.errors:
-            tc = ET.SubElement(suite, "testcase", classname="crossdev.inputs", name=_clean(err.path), time="0")
+            tc = ET.SubElement(suite, "testcase", classname="crossdev.inputs", name=_clean(err.path), time="0.000")
             first_line = err.message.splitlines()[0] if err.message else err.path
             ET.SubElement(tc, "error", message=_clean(first_line)).text = _clean(err.message)
     ET.indent(root, space="  ")

@@ -12,7 +12,7 @@ REPORT_DIR ?= reports/out
 SIMULATE ?= $(or $(CROSSDEV_SIMULATE),cuda:2$(comma)mps$(comma)xpu$(comma)xla:1)
 comma := ,
 
-.PHONY: all setup configure build test ctest pytest report clean help
+.PHONY: all setup configure build test ctest pytest report clean help cuda-build-check
 
 all: build
 
@@ -50,3 +50,8 @@ report: build
 
 clean:
 	rm -rf $(BUILD) $(REPORT_DIR)
+
+# The CUDA flavour, compiled and linked without a GPU, in its own venv and build dir under
+# ${XDG_CACHE_HOME:-~/.cache}/crossdev (ci/cuda_build_check.sh). Independent of $(BUILD).
+cuda-build-check: setup
+	@JOBS=$(JOBS) PYTHON=$(PYTHON) bash ci/cuda_build_check.sh

@@ -3,6 +3,11 @@
 #   Debian: GoogleTest/GoogleMock, Google Benchmark, yaml-cpp (matrix loader), chromium (report test).
 #   PyPI:   the pins in requirements.txt (torch, pybind11, pytest, ...).
 set -euo pipefail
+# CROSSDEV_SKIP_SETUP=1: install nothing (offline machines that are already set up, e.g. GPU hosts).
+if [[ "${CROSSDEV_SKIP_SETUP:-0}" == 1 ]]; then
+  echo "setup: skipped (CROSSDEV_SKIP_SETUP=1)"
+  exit 0
+fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
 

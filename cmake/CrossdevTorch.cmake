@@ -12,6 +12,12 @@ if(NOT Torch_DIR)
   endif()
 endif()
 
+# A CUDA LibTorch finds the CUDA toolkit inside find_package(Torch); settle the toolkit, the
+# architectures and the pip wheels' CUDA headers/libraries first (cmake/CrossdevCuda.cmake).
+# Nothing happens for a CPU LibTorch.
+include(CrossdevCuda)
+crossdev_cuda_prepare()
+
 find_package(Torch 2.0 REQUIRED)
 if(NOT Torch_VERSION)
   set(Torch_VERSION "${Torch_VERSION_MAJOR}.${Torch_VERSION_MINOR}")
@@ -35,4 +41,8 @@ set(CROSSDEV_TORCH_CXX_STANDARD 17)
 get_target_property(_crossdev_torch_std torch CXX_STANDARD)
 if(_crossdev_torch_std AND _crossdev_torch_std GREATER 17)
   set(CROSSDEV_TORCH_CXX_STANDARD ${_crossdev_torch_std})
+endif()
+
+if(CROSSDEV_TORCH_IS_CUDA)
+  crossdev_cuda_finish()
 endif()

@@ -134,24 +134,45 @@ def _structure_problems(doc: Any, text: str) -> List[str]:
     """What JSON allows but no reader can use: deep nesting, and lone UTF-16 surrogates (from \\ud800
     escapes), which are not Unicode text and cannot be written to an HTML, Markdown or XML file."""
     check_surrogates = bool(_SURROGATE_ESCAPE.search(text) or _SURROGATE.search(text))
+    # Fast pass over the containers (and the strings, when the text can hold a surrogate at all).
+    stack, deepest, bad_text = [(doc, 1)], 1, False
+    while stack:
+        value, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_DEPTH:
+            break
+        if isinstance(value, dict):
+            if check_surrogates:
+                bad_text = bad_text or any(_SURROGATE.search(k) for k in value)
+                bad_text = bad_text or any(isinstance(v, str) and _SURROGATE.search(v) for v in value.values())
+            stack.extend((v, depth + 1) for v in value.values() if isinstance(v, (dict, list)))
+        elif isinstance(value, list):
+            if check_surrogates:
+                bad_text = bad_text or any(isinstance(v, str) and _SURROGATE.search(v) for v in value)
+            stack.extend((v, depth + 1) for v in value if isinstance(v, (dict, list)))
+    if deepest <= MAX_DEPTH and not bad_text:
+        return []
+    return [_locate_structure_problem(doc)]
+
+
+def _locate_structure_problem(doc: Any) -> str:
+    """The slow pass, with JSON paths, once the fast pass found something."""
     stack = [(doc, 1, "bundle")]
     while stack:
         value, depth, where = stack.pop()
         if depth > MAX_DEPTH:
-            return [f"{where}: nested too deeply (more than {MAX_DEPTH} levels; expected a crossdev.bundle, "
-                    "which is a few levels deep)"]
+            return (f"{where[:200]}...: nested too deeply (more than {MAX_DEPTH} levels; expected a crossdev.bundle, "
+                    "which is a few levels deep)")
         if isinstance(value, dict):
             for key, item in value.items():
-                if check_surrogates and _SURROGATE.search(key):
-                    return [f"{where}: key {ascii(key)} holds a lone UTF-16 surrogate (expected valid Unicode text)"]
-                if isinstance(item, (dict, list)) or (check_surrogates and isinstance(item, str)):
-                    stack.append((item, depth + 1, f"{where}.{key}"))
+                if _SURROGATE.search(key):
+                    return f"{where}: key {ascii(key[:40])} holds a lone UTF-16 surrogate (expected valid Unicode text)"
+                stack.append((item, depth + 1, f"{where}.{key}"))
         elif isinstance(value, list):
-            stack.extend((item, depth + 1, f"{where}[{i}]") for i, item in enumerate(value)
-                         if isinstance(item, (dict, list)) or (check_surrogates and isinstance(item, str)))
+            stack.extend((item, depth + 1, f"{where}[{i}]") for i, item in enumerate(value))
         elif isinstance(value, str) and _SURROGATE.search(value):
-            return [f"{where}: {ascii(value[:40])} holds a lone UTF-16 surrogate (expected valid Unicode text)"]
-    return []
+            return f"{where}: {ascii(value[:40])} holds a lone UTF-16 surrogate (expected valid Unicode text)"
+    return "bundle: not a valid document"  # unreachable: the fast pass found a problem
 
 
 def parse_bundle(text: str, path: str) -> Bundle:

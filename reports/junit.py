@@ -35,7 +35,7 @@ def _seconds(case: dict):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     value = float(value)
-    return value if math.isfinite(value) and value >= 0 else None
+    return value + 0.0 if math.isfinite(value) and value >= 0 else None  # + 0.0: -0.0 would print as "-0.000"
 
 
 def _time(seconds: float) -> str:

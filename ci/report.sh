@@ -16,7 +16,7 @@ if [[ -x "$build/bin/crossdev_bench" && "${CROSSDEV_SKIP_BENCH:-0}" != 1 ]]; the
     # Optional torch.compile peer (Inductor compiles each op: minutes): CROSSDEV_BENCH_COMPILE=1.
     if [[ "${CROSSDEV_BENCH_COMPILE:-0}" == 1 ]]; then
       "$python" bench/python/compile_bench.py --build-dir "$build" --bench-json "$out/bench.json.tmp" \
-        --merge-into "$out/bench.json.tmp" --out "$out/compile_bench.json" --budget-seconds 300 \
+        --merge-into "$out/bench.json.tmp" --out "$out/compile_bench.json" --budget-seconds "${CROSSDEV_COMPILE_BUDGET_S:-300}" \
         || echo "torch.compile peer failed; the report goes on without it" >&2
     fi
     mv "$out/bench.json.tmp" "$out/bench.json"

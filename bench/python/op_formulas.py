@@ -17,7 +17,7 @@ def modulate(t, s, training):
 
 def bias_dropout_add_scale(t, s, training):
     x = t["x"] + t["bias"] if "bias" in t else t["x"]
-    scale = t["scale"] if "scale" in t else s.get("scale", 1.0)
+    scale = t["scale"] if "scale" in t else s.get("scale_value", 1.0)
     out = scale * F.dropout(x, p=s.get("p", 0.0), training=training)
     return out + t["residual"] if "residual" in t else out
 

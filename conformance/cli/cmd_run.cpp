@@ -2,6 +2,9 @@
 // Loads and validates every matrix first (bad input: exit 2 before anything runs), runs the
 // rows, prints failures as they happen, and always writes the bundle and JUnit it was asked
 // for — atomically — before choosing the exit code (1 if any case gates, else 0).
+#include <dlfcn.h>
+
+#include <algorithm>
 #include <fnmatch.h>
 
 #include <filesystem>
@@ -32,6 +35,34 @@ std::string default_matrix_path() {
 #endif
 }
 
+// dlopen()s each library of a ':'-separated list, RTLD_GLOBAL so the ops it registers can call
+// each other; a library that does not load is bad input naming the path and the loader's reason.
+std::vector<std::string> load_libraries(const std::string& list) {
+  std::vector<std::string> loaded;
+  std::size_t start = 0;
+  while (start <= list.size() && !list.empty()) {
+    const std::size_t end = std::min(list.find(':', start), list.size());
+    const std::string path = list.substr(start, end - start);
+    start = end + 1;
+    if (path.empty()) continue;
+    if (dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+      const char* why = dlerror();
+      throw UsageError("--load-library: cannot load '" + path + "': " + (why != nullptr ? why : "unknown error") +
+                       "; expected a shared library (.so) built against this LibTorch");
+    }
+    loaded.push_back(path);
+  }
+  return loaded;
+}
+
+// The first device kind other than the CPU that this host really has ("" if none).
+std::string real_accelerator(const HostProfile& host) {
+  for (DeviceKind kind : kAllDeviceKinds) {
+    if (kind != DeviceKind::CPU && host.provenance(kind) == Provenance::Real) return kind_name(kind);
+  }
+  return "";
+}
+
 std::string read_optional_json(const ParsedArgs& args, const char* option) {
   if (!args.has(option)) return "";
   std::ifstream in(args.get(option));
@@ -57,6 +88,8 @@ int cmd_run(const std::vector<std::string>& argv) {
       {"--filter", "GLOB", "run only cases whose row id matches GLOB"},
       {"--bench-json", "FILE", "embed this Google Benchmark JSON in the bundle"},
       {"--device-log", "FILE", "embed this device-operation log summary (JSON) in the bundle"},
+      {"--load-library", "PATHS", "load these shared libraries first (':'-separated), e.g. a C++ extension that "
+                                  "registers ops with TORCH_LIBRARY, or the test-only libcrossdev_mutants"},
       {"--quiet", nullptr, "print only failures and the summary"},
       {"--no-isolate", nullptr, "run rows in this process (default: worker processes, so a crash is one `crash` case)"},
       {"--row-timeout", "S", "seconds before a hanging row is killed and reported as crash (default 600)"},
@@ -73,16 +106,29 @@ int cmd_run(const std::vector<std::string>& argv) {
   }
   if (!args.positional.empty()) throw UsageError("unexpected argument '" + args.positional[0] + "' (use --matrix PATH)");
 
-  // Register the sim backend before anything can start LibTorch's autograd engine: the engine
-  // sizes its per-device queues once, from the backends registered at that moment.
-  sim::register_backend();
+  RunContext ctx{host_for(args), simulate_spec(args)};
+  const std::string accelerator = real_accelerator(ctx.host);
+  if (accelerator.empty()) {
+    // Register the sim backend before anything can start LibTorch's autograd engine: the engine
+    // sizes its per-device queues once, from the backends registered at that moment.
+    sim::register_backend();
+  } else if (ctx.host.any_simulated()) {
+    // Once a PrivateUse1 backend is registered, at::getAccelerator() names it instead of the real
+    // one, and backward on the real device fails inside the autograd engine (its nodes look for
+    // the accelerator's stream). A real device is worth more than simulated ones: run without them.
+    std::cerr << "crossdev run: not simulating (" << ctx.simulate_spec << "): this host has a real " << accelerator
+              << ", and registering the sim backend would make PyTorch's autograd engine treat sim as the "
+                 "accelerator and break backward on the real "
+              << accelerator << "; the simulated kinds are not run\n";
+    ctx = RunContext{HostProfile::probe(), ""};
+  }
+  const std::vector<std::string> libraries = load_libraries(args.get("--load-library"));
 
   const std::string matrix_path = args.get("--matrix", default_matrix_path());
   const std::vector<MatrixFile> catalog = load_catalog(matrix_path);  // MatrixError -> exit 2 in main
   const std::string bench_json = read_optional_json(args, "--bench-json");
   const std::string log_json = read_optional_json(args, "--device-log");
 
-  RunContext ctx{host_for(args), simulate_spec(args)};
   std::vector<MatrixFile> selected = catalog;
   if (args.has("--filter")) {
     const std::string glob = args.get("--filter");
@@ -119,6 +165,10 @@ int cmd_run(const std::vector<std::string>& argv) {
     IsolationOptions iso;
     iso.executable = std::filesystem::read_symlink("/proc/self/exe").string();
     if (args.has("--simulate")) iso.extra_args = {"--simulate", args.get("--simulate")};
+    if (!libraries.empty()) {
+      iso.extra_args.push_back("--load-library");
+      iso.extra_args.push_back(args.get("--load-library"));
+    }
     if (args.has("--filter")) {
       iso.extra_args.push_back("--filter");
       iso.extra_args.push_back(args.get("--filter"));

@@ -40,6 +40,10 @@ Expectation parse_entry(const std::string& path, const YAML::Node& node) {
       e.match = value;
     } else if (key == "reason") {
       e.reason = value;
+    } else if (key == "execution") {
+      if (value != "real" && value != "simulated")
+        throw ExpectationError(path, key_line, "execution '" + value + "': expected real or simulated");
+      e.execution = value;
     } else if (key == "status") {
       bool known = false;
       for (const auto& row : kStatusNames) {
@@ -50,7 +54,7 @@ Expectation parse_entry(const std::string& path, const YAML::Node& node) {
       }
       if (!known) throw ExpectationError(path, key_line, "status '" + value + "': expected xfail or skip");
     } else {
-      throw ExpectationError(path, key_line, "unknown key '" + key + "'; expected match, status, reason");
+      throw ExpectationError(path, key_line, "unknown key '" + key + "'; expected match, status, reason, execution");
     }
   }
   for (const char* key : {"match", "status", "reason"})
@@ -105,9 +109,9 @@ ExpectationFile ExpectationFile::load_if_exists(const std::string& path) {
   return load(path);
 }
 
-const Expectation* ExpectationFile::find(std::string_view case_id) const noexcept {
+const Expectation* ExpectationFile::find(std::string_view case_id, std::string_view execution) const noexcept {
   for (const auto& e : entries_)
-    if (glob_match(e.match, case_id)) return &e;
+    if (glob_match(e.match, case_id) && (e.execution.empty() || execution.empty() || e.execution == execution)) return &e;
   return nullptr;
 }
 

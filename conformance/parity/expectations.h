@@ -39,6 +39,9 @@ struct Expectation {
   std::string match;
   ExpectedStatus status = ExpectedStatus::XFail;
   std::string reason;
+  // "real" or "simulated": the entry applies only to cases executed that way ("" = both). A
+  // difference of the sim backend must not expect a failure of the real device, and vice versa.
+  std::string execution;
   std::string file;
   int line = 0;
   std::string where() const { return file + ":" + std::to_string(line); }
@@ -52,7 +55,9 @@ class ExpectationFile {
 
   const std::string& path() const noexcept { return path_; }
   const std::vector<Expectation>& entries() const noexcept { return entries_; }
-  const Expectation* find(std::string_view case_id) const noexcept;  // first match, or nullptr
+  // The first entry matching `case_id` (and `execution`, "real" or "simulated", when the entry
+  // names one), or nullptr.
+  const Expectation* find(std::string_view case_id, std::string_view execution = "") const noexcept;
   // Entries that match none of `case_ids`.
   std::vector<const Expectation*> stale(const std::vector<std::string>& case_ids) const;
 

@@ -138,7 +138,7 @@ void OpParity::check_dropout(const Evaluation& actual, ImplOutcome& outcome) {
   at::Tensor kept = x / (1.0 - p);
   if (const at::Tensor scale = cpu_double(call_, "scale"); scale.defined()) {
     kept = kept * scale;
-  } else if (const auto s = call_.maybe_scalar("scale")) {
+  } else if (const auto s = call_.maybe_scalar("scale_value")) {
     kept = kept * *s;
   }
   at::Tensor dropped = at::zeros_like(kept);

@@ -59,3 +59,15 @@ def cli(build_dir):
         return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, env=full_env,
                               cwd=cwd, timeout=300)
     return run
+
+
+@pytest.fixture(scope="session", autouse=True)
+def sim_registered_before_autograd():
+    """The sim backend is registered before any test can start LibTorch's autograd engine: the
+    engine sizes its per-device queues once, from the backends registered at that moment (the
+    CLI does the same in `crossdev run`)."""
+    try:
+        import crossdev  # noqa: WPS433
+    except ImportError:
+        return  # no build: the tests that need it fail with their own message
+    crossdev.sim.register()

@@ -97,7 +97,7 @@ EVAL_SETS = ["basic", "odd_tail", "strided", "broadcast", "inference", "no_bias_
 
 def seed_arguments(call):
     t, s = call["tensors"], call["scalars"]
-    scale = t.get("scale") if t.get("scale") is not None else s.get("scale", 1.0)
+    scale = t.get("scale") if t.get("scale") is not None else s.get("scale_value", 1.0)
     return t["x"], t.get("bias"), scale, t.get("residual")
 
 

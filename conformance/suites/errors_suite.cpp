@@ -16,6 +16,8 @@
 // A recovered result is compared with a float64 reference computed on the cpu from the
 // original inputs (torch.testing.assert_close tolerances for the result dtype); a rethrown
 // error must be the very exception object the call raised.
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
 #include <filesystem>

@@ -13,6 +13,8 @@
 //   stream_event   device, scenario, expect, [expect_emulated]
 //   checkpoint     save_host, save_device, map_location, dtype, expect_device, expect_dtype
 // All rows take `host` (a named host or simulate spec; default cpu-only).
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>

@@ -331,7 +331,8 @@ class OpsSuite final : public Suite {
       if (simulated) c.details.emplace_back("simulated_as", simulated->label());
       // Dtype support is the emulated kind's (mps-like has no float64), not the sim device's.
       const std::vector<at::ScalarType> supported = ops::dtypes_for_device(device_of(key.kind));
-      const parity::Expectation* expected = expectations_for(row.file(), key.kind).find(c.id);
+      const parity::Expectation* expected =
+          expectations_for(row.file(), key.kind).find(c.id, simulated ? "simulated" : "real");
       c.execution = simulated ? Execution::Simulated : Execution::Real;
       if (ctx.host.provenance(key.kind) != Provenance::Real && !simulated) {
         c.status = Status::Skip;

@@ -1,12 +1,15 @@
 #pragma once
-// Internal: the data an op provides to become a row of the op table. TableOp (table_op.cpp)
-// turns one OpDefinition into an OpSpec; adding an op = one definition + one row in all_ops().
+// Internal: the data an op provides. Each op folder's op.cpp builds one OpDefinition and hands it
+// to CROSSDEV_REGISTER_OP (ops/library/register_op.h), which registers its schemas and kernels
+// with the PyTorch dispatcher (torch.ops.crossdev.<op>) and adds it to the op table. There is no
+// other list of ops: all_ops(), the CLI, pytest, the bench and the matrices read that table.
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ops/op_registry.h"
@@ -48,6 +51,14 @@ struct TorchScriptSpec {
 
 struct OpDefinition {
   const char* name;
+  // The dispatcher schema, e.g. "modulate(Tensor x, Tensor shift, Tensor scale) -> Tensor".
+  // Tensor arguments are the inputs (same names as `inputs`), float arguments are scalars of the
+  // call, `bool training` and `int seed` are OpCall::training / OpCall::seed. The `.out` overload
+  // and `<op>_backward` are derived from it (ops/library/op_schemas.h).
+  const char* schema;
+  // The output's shape is the broadcast of these inputs (default: the first input's shape); its
+  // dtype is the first input's.
+  std::vector<const char*> output_shape_from;
   std::vector<InputSpec> inputs;
   std::vector<ShapeSet> shape_sets;
   std::vector<Predicate> validity;    // every implementation: ranks, shapes, scalar ranges
@@ -55,20 +66,15 @@ struct OpDefinition {
   KernelFn fallback;
   KernelFn fused_cpu;
   KernelFn fused_cuda = nullptr;       // set only when the CUDA kernels are built
-  BackwardFn fused_backward_cpu = nullptr;  // nullptr (or not on the CPU): backward derived from the fallback
+  BackwardFn fused_backward_cpu = nullptr;   // nullptr: the CPU backward is derived from the fallback
+  BackwardFn fused_backward_cuda = nullptr;  // set only when the CUDA kernels are built
   TorchScriptSpec script;
 };
 
-std::unique_ptr<OpSpec> make_table_op(OpDefinition definition);
+std::unique_ptr<OpSpec> make_table_op(const OpDefinition& definition);  // table_op.cpp
 
-// One function per op folder (<op>/op.cpp).
-OpDefinition modulate_definition();
-OpDefinition bias_dropout_add_scale_definition();
-OpDefinition rms_norm_definition();
-OpDefinition layer_norm_modulate_definition();
-OpDefinition gelu_tanh_definition();
-OpDefinition swiglu_definition();
-OpDefinition rotary_definition();
-OpDefinition scaled_masked_softmax_definition();
+// The op table's rows, in registration order; stable addresses.
+const std::vector<const OpDefinition*>& all_definitions();
+const OpDefinition* find_definition(std::string_view name);  // nullptr if unknown
 
 }  // namespace crossdev::ops

@@ -86,17 +86,10 @@ std::vector<PredicateResult> OpSpec::failed_predicates(Impl impl, const OpCall& 
 }
 
 const std::vector<const OpSpec*>& all_ops() {
-  // The op table: one row per op, in the order of docs/ops.md.
+  // One OpSpec per registered definition (ops register themselves: library/register_op.h).
   static const std::vector<std::unique_ptr<OpSpec>> owned = [] {
     std::vector<std::unique_ptr<OpSpec>> ops;
-    ops.push_back(make_table_op(modulate_definition()));
-    ops.push_back(make_table_op(bias_dropout_add_scale_definition()));
-    ops.push_back(make_table_op(rms_norm_definition()));
-    ops.push_back(make_table_op(layer_norm_modulate_definition()));
-    ops.push_back(make_table_op(gelu_tanh_definition()));
-    ops.push_back(make_table_op(swiglu_definition()));
-    ops.push_back(make_table_op(rotary_definition()));
-    ops.push_back(make_table_op(scaled_masked_softmax_definition()));
+    for (const OpDefinition* def : all_definitions()) ops.push_back(make_table_op(*def));
     return ops;
   }();
   static const std::vector<const OpSpec*> view = [] {

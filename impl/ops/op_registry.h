@@ -1,12 +1,15 @@
 #pragma once
-// The op table: every op crossdev checks for cross-device parity (seed 000) has three
-// implementations behind one OpSpec row:
-//   fallback     a composition of ATen ops; runs on any device; the semantic reference.
-//   fused        a native single-pass kernel (CPU: at::vec + at::parallel_for; CUDA: .cu,
-//                built only against a CUDA LibTorch). Autograd-aware.
+// The op table: every op crossdev checks for cross-device parity (seed 000). Each op is a PyTorch
+// operator, torch.ops.crossdev.<op> (ops/library/register_op.h), with three implementations
+// behind one OpSpec row:
+//   fallback     a composition of ATen ops, the CompositeExplicitAutograd kernel: what the
+//                dispatcher runs on every backend without a native kernel; the semantic reference.
+//   fused        the native kernel of the call's backend (CPU: at::vec + at::parallel_for; CUDA:
+//                .cu, built only against a CUDA LibTorch), reached through the dispatcher, with
+//                its Autograd kernel and crossdev::<op>_backward.
 //   torchscript  the seed's `@torch.jit.script` function compiled through torch::jit; failures of
 //                the "Unknown device for graph fuser" class are rethrown as GraphFuserUnavailable.
-// dispatch() tries fused, then fallback, and records which ran and why the others did not.
+// dispatch() calls the op as a user would and records which kernel ran and why fused did not.
 // Exact formulas, shapes and the memory-traffic model of every op: docs/ops.md.
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -99,8 +102,10 @@ class OpSpec {
   virtual std::vector<std::string> grad_inputs() const = 0;  // tensor names that get gradients
   // Runs exactly one implementation; throws NotEligible if its predicates fail.
   virtual at::Tensor run(Impl impl, const OpCall& call) const = 0;
-  // Fused if eligible, else fallback (throws NotEligible if neither is); fills `record`.
-  at::Tensor dispatch(const OpCall& call, DispatchRecord* record = nullptr) const;
+  // Calls torch.ops.crossdev.<op> as a user would: the dispatcher runs the fused kernel if the
+  // fused predicates pass, else the fallback; `record` says which and why (throws NotEligible if
+  // the call itself is invalid).
+  virtual at::Tensor dispatch(const OpCall& call, DispatchRecord* record = nullptr) const = 0;
   // Every predicate of `impl` for `call`, passing or not, in evaluation order.
   virtual std::vector<PredicateResult> eligibility(Impl impl, const OpCall& call) const = 0;
   // Convenience: the failing predicates only.
@@ -125,10 +130,7 @@ const OpSpec* find_op(std::string_view name);  // nullptr if unknown
 // device kind supports it (not MPS).
 std::vector<at::ScalarType> dtypes_for_device(c10::Device device);
 
-// Mutation testing: CROSSDEV_MUTANT=<name> (read once at first use) or set_active_mutant() swaps
-// a deliberately broken fused kernel in, so parity checks can prove they go red.
-std::vector<std::string> mutant_names();
-void set_active_mutant(const std::string& name);  // "" = none; std::invalid_argument lists the valid names
-std::string active_mutant();
+// Mutation testing lives outside the production library: conformance/mutants registers broken
+// kernels over the CPU ones through the dispatcher, only when a mutant is requested.
 
 }  // namespace crossdev::ops

@@ -1,11 +1,20 @@
-// TableOp: the OpSpec every OpDefinition becomes. Owns the predicate lists (shared, per call
-// validity, fused-only) and routes run(impl) to the fallback, the autograd-wrapped fused kernel
-// of the call's device, or the TorchScript runner.
+// TableOp: the OpSpec of one registered OpDefinition. The harness's view of an op; every
+// implementation but TorchScript goes through the PyTorch dispatcher (library/):
+//   fused     crossdev::<op> called through the dispatcher where the call's backend has a native
+//             crossdev kernel (CPU; CUDA when built): autograd, the backend kernel and
+//             crossdev::<op>_backward are the ones a PyTorch user gets
+//   fallback  the CompositeExplicitAutograd kernel: reached through the dispatcher on backends
+//             without a native kernel (sim, MPS, XPU, XLA: what users get there), and called by
+//             its key on the others, where a native kernel would win; autograd is then ATen's
+//             over the composition, the semantic reference
+//   torchscript the seed's scripted function (torchscript_runner.h)
 #include <stdexcept>
 
+#include "log/logger.h"
 #include "ops/eligibility.h"
-#include "ops/fused_autograd.h"
 #include "ops/input_maker.h"
+#include "ops/library/call_marshal.h"
+#include "ops/library/op_predicates.h"
 #include "ops/op_definition.h"
 #include "ops/torchscript_runner.h"
 
@@ -14,12 +23,7 @@ namespace {
 
 class TableOp final : public OpSpec {
  public:
-  explicit TableOp(OpDefinition definition) : def_(std::move(definition)) {
-    common_ = {required_inputs_present(def_.inputs), input_dtypes_consistent(def_.inputs), inputs_on_one_device()};
-    common_.insert(common_.end(), def_.validity.begin(), def_.validity.end());
-    fused_ = {device_has_fused_kernel(def_.fused_cuda != nullptr), fused_dtype_supported()};
-    fused_.insert(fused_.end(), def_.fused_only.begin(), def_.fused_only.end());
-  }
+  explicit TableOp(const OpDefinition& definition) : def_(definition) {}
 
   const char* name() const override { return def_.name; }
 
@@ -37,10 +41,8 @@ class TableOp final : public OpSpec {
       set.make(maker);
       return std::move(maker).finish(dtype, device);
     }
-    std::string valid;
-    for (const ShapeSet& set : def_.shape_sets) valid += (valid.empty() ? "" : ", ") + std::string(set.name);
     throw std::invalid_argument(std::string(def_.name) + ": unknown shape set '" + shape_set +
-                                "'; expected one of: " + valid);
+                                "'; expected one of: " + c10::Join(", ", shape_sets()));
   }
 
   std::vector<std::string> grad_inputs() const override {
@@ -52,41 +54,51 @@ class TableOp final : public OpSpec {
   }
 
   std::vector<PredicateResult> eligibility(Impl impl, const OpCall& call) const override {
-    std::vector<PredicateResult> results;
-    results.reserve(common_.size() + fused_.size());
-    // common_[0] is required_inputs_present: a call without its inputs cannot be examined further.
-    if (!evaluate(common_.front(), call, results)) return results;
-    for (std::size_t i = 1; i < common_.size(); ++i) evaluate(common_[i], call, results);
-    if (impl == Impl::Fused) {
-      for (const Predicate& predicate : fused_) evaluate(predicate, call, results);
-    }
-    return results;
+    return library::eligibility(def_, impl == Impl::Fused, call);
   }
 
   at::Tensor run(Impl impl, const OpCall& call) const override {
     std::vector<PredicateResult> failed = failed_predicates(impl, call);
     if (!failed.empty()) throw NotEligible(def_.name, impl, std::move(failed));
     switch (impl) {
-      case Impl::Fallback:
-        return def_.fallback(call);
       case Impl::Fused:
-        return apply_fused(def_, call_device(call).is_cuda() ? def_.fused_cuda : def_.fused_cpu, call);
+        return library::call_op(def_, call);
+      case Impl::Fallback:
+        if (library::has_native_kernel(def_, call_device(call))) {
+          return library::call_op_kernel(def_, call, c10::DispatchKey::CompositeExplicitAutograd);
+        }
+        return library::call_op(def_, call);
       case Impl::TorchScript:
         return run_torchscript(def_, call);
     }
     throw std::logic_error("unreachable impl");
   }
 
+  at::Tensor dispatch(const OpCall& call, DispatchRecord* record) const override {
+    DispatchRecord local;
+    DispatchRecord& rec = record != nullptr ? *record : local;
+    rec = DispatchRecord{};
+    std::vector<PredicateResult> common = failed_predicates(Impl::Fallback, call);
+    if (!common.empty()) throw NotEligible(def_.name, Impl::Fallback, std::move(common));
+    // The same predicates the native kernel evaluates, so the record cannot disagree with it.
+    const std::vector<PredicateResult> rejected = failed_predicates(Impl::Fused, call);
+    rec.ran = rejected.empty() ? Impl::Fused : Impl::Fallback;
+    if (!rejected.empty()) rec.rejected.push_back({Impl::Fused, library::explain(rejected)});
+    Logger& log = Logger::global();
+    if (log.enabled(LogLevel::Debug)) {
+      std::string message = std::string(def_.name) + ": ran " + impl_name(rec.ran);
+      for (const Rejection& r : rec.rejected) message += "; " + std::string(impl_name(r.impl)) + " rejected: " + r.reason;
+      log.log(LogLevel::Debug, "dispatch", message, {{"op", def_.name}, {"impl", impl_name(rec.ran)}});
+    }
+    return library::call_op(def_, call);
+  }
+
  private:
-  OpDefinition def_;
-  std::vector<Predicate> common_;
-  std::vector<Predicate> fused_;
+  const OpDefinition& def_;
 };
 
 }  // namespace
 
-std::unique_ptr<OpSpec> make_table_op(OpDefinition definition) {
-  return std::make_unique<TableOp>(std::move(definition));
-}
+std::unique_ptr<OpSpec> make_table_op(const OpDefinition& definition) { return std::make_unique<TableOp>(definition); }
 
 }  // namespace crossdev::ops

@@ -3,7 +3,6 @@
 #include <torch/extension.h>
 #include <torch/python.h>
 
-#include "ops/mutants.h"
 #include "ops/op_registry.h"
 
 namespace py = pybind11;
@@ -126,10 +125,6 @@ void bind_ops(py::module_& root) {
       py::arg("op"), py::arg("impl"), py::arg("tensors"), py::arg("scalars") = std::map<std::string, double>{},
       py::arg("training") = false, py::arg("seed") = 0, "[(predicate, ok, explanation)] in evaluation order.");
 
-  m.def("mutant_names", &ops::mutant_names);
-  m.def("set_active_mutant", &ops::set_active_mutant, py::arg("name"),
-        "'' = none; raises ValueError on an unknown name, listing the valid ones.");
-  m.def("active_mutant", &ops::active_mutant);
   m.def(
       "set_script_executor",
       [](const std::string& name) {

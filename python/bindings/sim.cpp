@@ -122,6 +122,24 @@ void bind_sim(py::module_& m) {
   s.def("set_device", [](int index) { sim::set_current_device(index); });
   s.def("synchronize", [](py::object) {}, py::arg("device") = py::none(), "The sim device is synchronous.");
   s.def("manual_seed", [](std::uint64_t seed) { seed_default_generator(-1, seed); });
+  // The device-module RNG API torch.testing's freeze_rng_state (opcheck, OpInfo tests) calls on
+  // the current accelerator: the default generator's state as a uint8 CPU tensor.
+  s.def(
+      "get_rng_state",
+      [](int device) {
+        at::Generator gen = sim::default_generator(static_cast<c10::DeviceIndex>(device));
+        std::lock_guard<std::mutex> lock(gen.mutex());
+        return gen.get_state();
+      },
+      py::arg("device") = -1);
+  s.def(
+      "set_rng_state",
+      [](const at::Tensor& state, int device) {
+        at::Generator gen = sim::default_generator(static_cast<c10::DeviceIndex>(device));
+        std::lock_guard<std::mutex> lock(gen.mutex());
+        gen.set_state(state);
+      },
+      py::arg("new_state"), py::arg("device") = -1);
   s.def("manual_seed_all", [](std::uint64_t seed) {
     for (int i = 0; i < sim::device_count(); ++i) seed_default_generator(static_cast<c10::DeviceIndex>(i), seed);
   });

@@ -1,6 +1,12 @@
-// The dispatcher: fused on the CPU, the fallback elsewhere (meta stands in for a device without
-// fused kernels), with the rejected implementation and the failing predicate recorded; clear
-// NotEligible errors for malformed calls; silent unless the log level is debug.
+// The ops as PyTorch operators: fused on the CPU, the fallback or a shape-only kernel elsewhere
+// (meta stands in for a device without a native crossdev kernel), with the rejected
+// implementation and the failing predicate recorded; clear NotEligible errors for malformed
+// calls; silent unless the log level is debug; and the op table is the dispatcher's.
+#include <filesystem>
+#include <set>
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
 #include "log/logger.h"
 #include "ops_test_util.h"
 
@@ -27,7 +33,7 @@ TEST(Dispatcher, DeviceWithoutFusedKernelFallsBackAndSaysWhy) {
     EXPECT_EQ(record.ran, Impl::Fallback);
     ASSERT_EQ(record.rejected.size(), 1u);
     EXPECT_EQ(record.rejected[0].impl, Impl::Fused);
-    EXPECT_NE(record.rejected[0].reason.find("device meta: no fused kernel"), std::string::npos) << record.rejected[0].reason;
+    EXPECT_NE(record.rejected[0].reason.find("device meta: crossdev::" + std::string(op->name()) + " has no kernel for dispatch key Meta"), std::string::npos) << record.rejected[0].reason;
     EXPECT_NE(record.rejected[0].reason.find("(predicate device_has_fused_kernel)"), std::string::npos);
     EXPECT_TRUE(out.is_meta());
     // Same shape as the CPU computes.
@@ -132,9 +138,33 @@ TEST(Registry, NamesRoundTrip) {
   for (Impl impl : all_impls()) EXPECT_EQ(impl_from_name(impl_name(impl)), impl);
   EXPECT_FALSE(impl_from_name("turbo").has_value());
   EXPECT_EQ(find_op("no_such_op"), nullptr);
-  EXPECT_EQ(all_ops().size(), 8u);
   EXPECT_EQ(dtypes_for_device(c10::Device(c10::kCPU)).size(), 4u);
   EXPECT_EQ(dtypes_for_device(c10::Device(c10::DeviceType::MPS)).size(), 3u);
+}
+
+// "Add an op" is one folder: every impl/ops/<op>/op.cpp is an op of the table, a registered
+// operator with its .out overload and its backward, and nothing else is.
+TEST(Registry, EveryOpFolderIsARegisteredOperatorAndNothingElse) {
+  std::set<std::string> folders;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(CROSSDEV_SOURCE_DIR) + "/impl/ops")) {
+    if (std::filesystem::exists(entry.path() / "op.cpp")) folders.insert(entry.path().filename().string());
+  }
+  std::set<std::string> table;
+  for (const OpSpec* op : all_ops()) table.insert(op->name());
+  EXPECT_EQ(table, folders);
+  std::set<std::string> registered;
+  for (const c10::OperatorName& name : c10::Dispatcher::singleton().getAllOpNames()) {
+    if (name.name.rfind("crossdev::", 0) != 0) continue;
+    std::string op = name.name.substr(10);
+    if (op.size() > 9 && op.compare(op.size() - 9, 9, "_backward") == 0) {
+      EXPECT_TRUE(name.overload_name.empty()) << name.name;
+      op.resize(op.size() - 9);
+    } else {
+      EXPECT_TRUE(name.overload_name.empty() || name.overload_name == "out") << name.name << "." << name.overload_name;
+    }
+    registered.insert(op);
+  }
+  EXPECT_EQ(registered, folders);
 }
 
 }  // namespace

@@ -1,10 +1,15 @@
 // Every mutant must make the fused kernel of its op disagree with the fallback on at least one
-// (dtype, shape set); with no mutant active they agree (test_fused_vs_fallback.cpp).
-#include "ops/mutants.h"
+// (dtype, shape set); with no mutant active they agree (test_fused_vs_fallback.cpp). Mutants
+// override the CPU kernel through the dispatcher (conformance/mutants); deactivating restores it.
+#include "mutants.h"
 #include "ops_test_util.h"
 
 namespace crossdev::ops::testing {
 namespace {
+
+using mutants::active_mutant;
+using mutants::mutant_names;
+using mutants::set_active_mutant;
 
 class ActiveMutant {
  public:
@@ -59,6 +64,18 @@ TEST_P(MutantGoesRed, FusedDisagreesWithFallbackSomewhere) {
     EXPECT_EQ(close_mismatch(other->run(Impl::Fused, call), other->run(Impl::Fallback, call), default_tolerance(at::kFloat)), "")
         << other->name();
   }
+}
+
+TEST(Mutants, AtLeastTwelveAndTheProductionKernelComesBack) {
+  EXPECT_GE(mutant_names().size(), 12u);
+  const OpSpec* op = find_op("swiglu");
+  const OpCall call = op->make_inputs("odd_tail", at::kFloat, c10::Device(c10::kCPU), 7);
+  {
+    ActiveMutant active("swiglu.silu_on_up");
+    EXPECT_NE(close_mismatch(op->run(Impl::Fused, call), op->run(Impl::Fallback, call), default_tolerance(at::kFloat)), "");
+  }
+  EXPECT_EQ(active_mutant(), "");
+  EXPECT_EQ(close_mismatch(op->run(Impl::Fused, call), op->run(Impl::Fallback, call), default_tolerance(at::kFloat)), "");
 }
 
 INSTANTIATE_TEST_SUITE_P(All, MutantGoesRed, ::testing::ValuesIn(mutant_names()),

@@ -72,7 +72,7 @@ TEST(PortableRandom, FusedDropoutDropsExactlyTheFallbackMaskElements) {
   const OpSpec* op = find_op("bias_dropout_add_scale");
   OpCall call = op->make_inputs("no_bias_no_residual", at::kFloat, c10::Device(c10::kCPU), 17);
   call.tensors["x"] = at::ones({4, 67});
-  call.scalars["scale"] = 1.0;
+  call.scalars["scale_value"] = 1.0;
   const at::Tensor keep = pr::dropout_keep_mask(17, {4, 67}, call.scalars.at("p"), c10::Device(c10::kCPU));
   const at::Tensor fused = op->run(Impl::Fused, call);
   EXPECT_TRUE(at::equal(fused.ne(0), keep));

@@ -1,4 +1,4 @@
-// Mutation check: with each deliberately broken fused kernel active (ops/mutants.h), the ops
+// Mutation check: with each deliberately broken fused kernel active (conformance/mutants), the ops
 // matrix rows of the mutant's op, run on the CPU, must go red. A mutant that survives marks a
 // class of bug the parity checks cannot see.
 //
@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "matrix_rows.h"
+#include "mutants.h"
 #include "ops/op_registry.h"
 #include "runner/runner.h"
 #include "runner/suite.h"
@@ -21,8 +22,8 @@ namespace {
 
 // Restores "no mutant" however the test exits.
 struct MutantScope {
-  explicit MutantScope(const std::string& name) { ops::set_active_mutant(name); }
-  ~MutantScope() { ops::set_active_mutant(""); }
+  explicit MutantScope(const std::string& name) { mutants::set_active_mutant(name); }
+  ~MutantScope() { mutants::set_active_mutant(""); }
 };
 
 // The row with `large` removed from its shape sets. Fields are copied into a fresh map and the
@@ -69,7 +70,7 @@ TEST(Mutation, EveryMutantTurnsTheOpsMatrixRed) {
   std::vector<conformance::Row> rows;
   for (const RowParam& p : params) rows.push_back(without_large(*p.row));
 
-  const std::vector<std::string> mutants = ops::mutant_names();
+  const std::vector<std::string> mutants = crossdev::mutants::mutant_names();
   ASSERT_FALSE(mutants.empty());
   std::map<std::string, OpRun> baseline;  // per op, no mutant active
   int caught = 0;

@@ -1,5 +1,6 @@
 #include "manager/backends/accelerator_backend.h"
 
+#include <ATen/Context.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/CachingDeviceAllocator.h>
 
@@ -10,10 +11,17 @@ constexpr auto kAggregate = static_cast<std::size_t>(c10::CachingAllocator::Stat
 
 c10::DeviceType c10_type(DeviceKind kind) { return kind_info(kind).c10_type; }
 
+// The backend's caching allocator sizes its per-device tables at lazy initialization (the first
+// tensor on the device); asking it for statistics before that is "Invalid device argument".
+c10::DeviceAllocator* initialized_allocator(DeviceKind kind) {
+  at::globalContext().lazyInitDevice(c10_type(kind));
+  return c10::getDeviceAllocator(c10_type(kind));
+}
+
 }  // namespace
 
 MemoryStats AcceleratorBackend::memory_stats(int index) const {
-  auto* allocator = c10::getDeviceAllocator(c10_type(kind_));
+  auto* allocator = initialized_allocator(kind_);
   const auto stats = allocator->getDeviceStats(static_cast<c10::DeviceIndex>(index));
   MemoryStats m;
   m.allocated = stats.allocated_bytes[kAggregate].current;
@@ -31,7 +39,7 @@ MemoryStats AcceleratorBackend::memory_stats(int index) const {
 
 EmptyCacheResult AcceleratorBackend::empty_cache(int index) {
   const long long before = memory_stats(index).reserved;
-  c10::getDeviceAllocator(c10_type(kind_))->emptyCache();
+  initialized_allocator(kind_)->emptyCache();
   const long long after = memory_stats(index).reserved;
   return {true, before >= after ? before - after : 0, "c10::DeviceAllocator::emptyCache()"};
 }

@@ -13,7 +13,7 @@ at::Tensor fallback(const OpCall& call) {
     const at::Tensor keep = portable_random::dropout_keep_mask(call.seed, v.sizes(), p, v.device());
     v = v * keep.to(v.scalar_type()) * portable_random::dropout_survivor_scale(p);
   }
-  at::Tensor out = call.has_tensor("scale") ? to_opmath(call.tensor("scale")) * v : v * call.scalar("scale", 1.0);
+  at::Tensor out = call.has_tensor("scale") ? to_opmath(call.tensor("scale")) * v : v * call.scalar("scale_value", 1.0);
   if (call.has_tensor("residual")) out = out + to_opmath(call.tensor("residual"));
   return out.to(x.scalar_type());
 }

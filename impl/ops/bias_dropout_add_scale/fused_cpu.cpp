@@ -8,7 +8,6 @@
 
 #include "ops/bias_dropout_add_scale/kernels.h"
 #include "ops/cpu/vec_io.h"
-#include "ops/mutants.h"
 #include "ops/portable_random.h"
 
 namespace crossdev::ops::bias_dropout_add_scale {
@@ -21,7 +20,6 @@ struct Plan {
   double survivor = 1.0;
   double scalar_scale = 1.0;
   std::uint64_t key = 0;
-  bool scale_on_residual = false;  // mutant
 };
 
 template <typename scalar_t>
@@ -58,8 +56,6 @@ void run(at::TensorIteratorBase& iter, const Plan& plan, const char* out_base) {
         Vec out;
         if (plan.residual < 0) {
           out = v * s;
-        } else if (plan.scale_on_residual) {
-          out = (v + IO::load(ptr(plan.residual) + i)) * s;
         } else {
           out = at::vec::fmadd(v, s, IO::load(ptr(plan.residual) + i));
         }
@@ -76,7 +72,7 @@ void run(at::TensorIteratorBase& iter, const Plan& plan, const char* out_base) {
       opmath_t out = v * s;
       if (plan.residual >= 0) {
         const opmath_t r = load_at(data[plan.residual], strides[plan.residual], i);
-        out = plan.scale_on_residual ? (v + r) * s : out + r;
+        out = out + r;
       }
       *reinterpret_cast<scalar_t*>(data[0] + i * strides[0]) = static_cast<scalar_t>(out);
     }
@@ -109,10 +105,9 @@ at::Tensor fused_cpu(const OpCall& call) {
 
   plan.dropout = dropout_active(call);
   plan.p = call.scalar("p", 0.0);
-  plan.survivor = mutant_active(Mutant::BiasDropoutMaskNotRescaled) ? 1.0 : portable_random::dropout_survivor_scale(plan.p);
-  plan.scalar_scale = call.scalar("scale", 1.0);
+  plan.survivor = portable_random::dropout_survivor_scale(plan.p);
+  plan.scalar_scale = call.scalar("scale_value", 1.0);
   plan.key = portable_random::dropout_key(call.seed);
-  plan.scale_on_residual = mutant_active(Mutant::BiasDropoutScaleOnResidual);
 
   const char* base = static_cast<const char*>(out.const_data_ptr());
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "bias_dropout_add_scale_fused_cpu",

@@ -2,6 +2,7 @@
 #include <ATen/Functions.h>
 #include <ATen/TensorOperators.h>
 
+#include "ops/library/register_op.h"
 #include "ops/bias_dropout_add_scale/kernels.h"
 #include "ops/eligibility.h"
 #include "ops/input_maker.h"
@@ -26,8 +27,8 @@ Predicate bias_dropout_shapes() {
                        c10::str(at::IntArrayRef(shape)) + " without enlarging it";
               }
             }
-            if (call.has_tensor("scale") && call.maybe_scalar("scale")) {
-              return "scale given both as a tensor and as a scalar";
+            if (call.has_tensor("scale") && call.scalar("scale_value", 1.0) != 1.0) {
+              return "scale given both as a tensor and as scale_value";
             }
             return "";
           }};
@@ -60,7 +61,7 @@ std::vector<c10::IValue> script_arguments(const OpCall& call) {
   const at::Tensor x = call.tensor("x");
   const at::Tensor bias = call.tensor("bias");
   const at::Tensor scale = call.has_tensor("scale") ? call.tensor("scale")
-                                                    : at::scalar_tensor(call.scalar("scale", 1.0), x.options());
+                                                    : at::scalar_tensor(call.scalar("scale_value", 1.0), x.options());
   c10::IValue keep;
   if (bias_dropout_add_scale::dropout_active(call)) {
     const double p = call.scalar("p", 0.0);
@@ -88,6 +89,8 @@ void full(InputMaker& in, std::vector<std::int64_t> sizes) {
 OpDefinition bias_dropout_add_scale_definition() {
   OpDefinition def;
   def.name = "bias_dropout_add_scale";
+  def.schema = "bias_dropout_add_scale(Tensor x, Tensor? bias=None, Tensor? scale=None, Tensor? residual=None, float scale_value=1.0, float p=0.0, bool training=False, int seed=0) -> Tensor";
+  def.output_shape_from = {"x", "bias"};
   def.inputs = {{"x", true, true}, {"bias", false, true}, {"scale", false, true}, {"residual", false, true}};
   def.shape_sets = {
       {"basic", [](InputMaker& in) { full(in, {2, 8, 64}); }},
@@ -113,7 +116,7 @@ OpDefinition bias_dropout_add_scale_definition() {
          in.uniform("x", {2, 8, 64});
          in.uniform("bias", {64});
          in.uniform("residual", {2, 8, 64});
-         in.scalar("scale", 0.75);
+         in.scalar("scale_value", 0.75);
          in.scalar("p", 0.1);
          in.training(false);
        }},
@@ -121,7 +124,7 @@ OpDefinition bias_dropout_add_scale_definition() {
       {"no_bias_no_residual",
        [](InputMaker& in) {
          in.uniform("x", {4, 67});
-         in.scalar("scale", 1.25);
+         in.scalar("scale_value", 1.25);
          in.scalar("p", 0.5);
          in.training(true);
        }},
@@ -129,8 +132,14 @@ OpDefinition bias_dropout_add_scale_definition() {
   def.validity = {bias_dropout_shapes(), dropout_probability_valid()};
   def.fallback = bias_dropout_add_scale::fallback;
   def.fused_cpu = bias_dropout_add_scale::fused_cpu;
+#ifdef CROSSDEV_OPS_WITH_CUDA
+  def.fused_cuda = bias_dropout_add_scale::fused_cuda;
+  def.fused_backward_cuda = bias_dropout_add_scale::fused_backward_cuda;
+#endif
   def.script = {kScript, "bias_dropout_add_scale", script_arguments};
   return def;
 }
 
 }  // namespace crossdev::ops
+
+CROSSDEV_REGISTER_OP(crossdev::ops::bias_dropout_add_scale_definition)

@@ -27,8 +27,7 @@ auto apply_scalar(const ScalarOp& op, char** data, const std::int64_t* strides, 
 
 // One output (operand 0) of scalar_t, N inputs of scalar_t.
 template <typename scalar_t, std::size_t N, typename ScalarOp, typename VecOp>
-void elementwise(at::TensorIteratorBase& iter, const ScalarOp& scalar_op, const VecOp& vec_op,
-                 bool drop_vector_tail = false) {
+void elementwise(at::TensorIteratorBase& iter, const ScalarOp& scalar_op, const VecOp& vec_op) {
   using IO = VecIO<scalar_t>;
   using opmath_t = typename IO::opmath_t;
   iter.for_each([&](char** data, const std::int64_t* strides, std::int64_t n) {
@@ -40,7 +39,6 @@ void elementwise(at::TensorIteratorBase& iter, const ScalarOp& scalar_op, const 
         IO::store(reinterpret_cast<scalar_t*>(data[0]) + i,
                   detail::apply_vec<scalar_t>(vec_op, data, i, std::make_index_sequence<N>{}));
       }
-      if (drop_vector_tail) return;  // the gelu_tanh.drop_vec_tail mutant
     }
     for (; i < n; ++i) {
       const opmath_t result = detail::apply_scalar<scalar_t>(scalar_op, data, strides, i, std::make_index_sequence<N>{});

@@ -6,7 +6,6 @@
 
 #include "ops/cpu/elementwise.h"
 #include "ops/gelu_tanh/kernels.h"
-#include "ops/mutants.h"
 
 namespace crossdev::ops::gelu_tanh {
 
@@ -14,7 +13,6 @@ at::Tensor fused_cpu(const OpCall& call) {
   const at::Tensor x = call.tensor("x");
   at::Tensor out = at::empty(x.sizes(), x.options());
   auto iter = at::TensorIteratorConfig().add_output(out).add_const_input(x).build();
-  const bool drop_tail = mutant_active(Mutant::GeluTanhDropVecTail);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "gelu_tanh_fused_cpu", [&] {
     using Vec = typename cpu::VecIO<scalar_t>::Vec;
     using opmath_t = typename cpu::VecIO<scalar_t>::opmath_t;
@@ -25,8 +23,7 @@ at::Tensor fused_cpu(const OpCall& call) {
         [=](Vec v) {
           const Vec inner = Vec(beta) * (v + Vec(kappa) * v * v * v);
           return Vec(half) * v * (Vec(one) + inner.tanh());
-        },
-        drop_tail);
+        });
   });
   return out;
 }

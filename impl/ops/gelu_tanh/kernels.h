@@ -10,5 +10,6 @@ at::Tensor fused_cpu(const OpCall& call);
 std::vector<at::Tensor> fused_backward_cpu(const OpCall& call, const at::Tensor& grad_out);
 #ifdef CROSSDEV_OPS_WITH_CUDA
 at::Tensor fused_cuda(const OpCall& call);
+std::vector<at::Tensor> fused_backward_cuda(const OpCall& call, const at::Tensor& grad_out);
 #endif
 }  // namespace crossdev::ops::gelu_tanh

@@ -1,3 +1,4 @@
+#include "ops/library/register_op.h"
 #include "ops/gelu_tanh/kernels.h"
 #include "ops/input_maker.h"
 
@@ -17,6 +18,7 @@ void values(InputMaker& in, std::vector<std::int64_t> sizes) { in.uniform("x", s
 OpDefinition gelu_tanh_definition() {
   OpDefinition def;
   def.name = "gelu_tanh";
+  def.schema = "gelu_tanh(Tensor x) -> Tensor";
   def.inputs = {{"x", true, true}};
   def.shape_sets = {
       {"basic", [](InputMaker& in) { values(in, {4, 8, 64}); }},
@@ -32,9 +34,12 @@ OpDefinition gelu_tanh_definition() {
   def.fused_backward_cpu = gelu_tanh::fused_backward_cpu;
 #ifdef CROSSDEV_OPS_WITH_CUDA
   def.fused_cuda = gelu_tanh::fused_cuda;
+  def.fused_backward_cuda = gelu_tanh::fused_backward_cuda;
 #endif
   def.script = {kScript, "gelu_tanh", [](const OpCall& call) -> std::vector<c10::IValue> { return {call.tensor("x")}; }};
   return def;
 }
 
 }  // namespace crossdev::ops
+
+CROSSDEV_REGISTER_OP(crossdev::ops::gelu_tanh_definition)

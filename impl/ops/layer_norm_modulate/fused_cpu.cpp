@@ -8,7 +8,6 @@
 
 #include "ops/cpu/rows.h"
 #include "ops/layer_norm_modulate/kernels.h"
-#include "ops/mutants.h"
 
 namespace crossdev::ops::layer_norm_modulate {
 
@@ -23,7 +22,6 @@ at::Tensor fused_cpu(const OpCall& call) {
   const std::int64_t shift_batch_stride = shift.size(0) == 1 ? 0 : d;
   const std::int64_t scale_batch_stride = scale.size(0) == 1 ? 0 : d;
   const double eps = call.scalar("eps", 1e-6);
-  const std::int64_t var_divisor = mutant_active(Mutant::LayerNormModulateUnbiasedVariance) ? d - 1 : d;
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "layer_norm_modulate_fused_cpu", [&] {
     using IO = cpu::VecIO<scalar_t>;
@@ -46,7 +44,7 @@ at::Tensor fused_cpu(const OpCall& call) {
         return c * c;
       });
       const opmath_t rstd =
-          opmath_t(1) / std::sqrt(sum_sq / static_cast<opmath_t>(var_divisor) + static_cast<opmath_t>(eps));
+          opmath_t(1) / std::sqrt(sum_sq / static_cast<opmath_t>(d) + static_cast<opmath_t>(eps));
       const Vec one(opmath_t(1));
       std::int64_t i = 0;
       for (; i + IO::kWidth <= d; i += IO::kWidth) {

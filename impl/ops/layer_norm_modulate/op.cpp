@@ -1,3 +1,4 @@
+#include "ops/library/register_op.h"
 #include "ops/eligibility.h"
 #include "ops/input_maker.h"
 #include "ops/layer_norm_modulate/kernels.h"
@@ -39,6 +40,7 @@ void adaln(InputMaker& in, std::int64_t b, std::int64_t t, std::int64_t d, std::
 OpDefinition layer_norm_modulate_definition() {
   OpDefinition def;
   def.name = "layer_norm_modulate";
+  def.schema = "layer_norm_modulate(Tensor x, Tensor shift, Tensor scale, float eps=1e-06) -> Tensor";
   def.inputs = {{"x", true, true}, {"shift", true, true}, {"scale", true, true}};
   def.shape_sets = {
       {"basic", [](InputMaker& in) { adaln(in, 2, 8, 64, 2); }},
@@ -59,6 +61,10 @@ OpDefinition layer_norm_modulate_definition() {
   def.validity = {layer_norm_modulate_shapes()};
   def.fallback = layer_norm_modulate::fallback;
   def.fused_cpu = layer_norm_modulate::fused_cpu;
+#ifdef CROSSDEV_OPS_WITH_CUDA
+  def.fused_cuda = layer_norm_modulate::fused_cuda;
+  def.fused_backward_cuda = layer_norm_modulate::fused_backward_cuda;
+#endif
   def.script = {kScript, "layer_norm_modulate", [](const OpCall& call) -> std::vector<c10::IValue> {
                   return {call.tensor("x"), call.tensor("shift"), call.tensor("scale"), call.scalar("eps", 1e-6)};
                 }};
@@ -66,3 +72,5 @@ OpDefinition layer_norm_modulate_definition() {
 }
 
 }  // namespace crossdev::ops
+
+CROSSDEV_REGISTER_OP(crossdev::ops::layer_norm_modulate_definition)

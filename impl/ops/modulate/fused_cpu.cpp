@@ -5,26 +5,12 @@
 
 #include "ops/cpu/elementwise.h"
 #include "ops/modulate/kernels.h"
-#include "ops/mutants.h"
 
 namespace crossdev::ops::modulate {
-namespace {
-
-// The broken variant: row t of shift/scale comes from batch t % B, i.e. it varies along T and
-// is broadcast along B, the wrong axis.
-at::Tensor broadcast_rows(const at::Tensor& rows, std::int64_t time_steps, bool wrong_axis) {
-  if (!wrong_axis) return rows.unsqueeze(1);
-  const at::Tensor index = at::arange(time_steps, rows.options().dtype(at::kLong)).remainder(rows.size(0));
-  return rows.index_select(0, index).unsqueeze(0);
-}
-
-}  // namespace
-
 at::Tensor fused_cpu(const OpCall& call) {
   const at::Tensor x = call.tensor("x");
-  const bool wrong_axis = mutant_active(Mutant::ModulateWrongBroadcastAxis);
-  const at::Tensor shift = broadcast_rows(call.tensor("shift"), x.size(1), wrong_axis);
-  const at::Tensor scale = broadcast_rows(call.tensor("scale"), x.size(1), wrong_axis);
+  const at::Tensor shift = call.tensor("shift").unsqueeze(1);
+  const at::Tensor scale = call.tensor("scale").unsqueeze(1);
   at::Tensor out = at::empty(x.sizes(), x.options());
   auto iter = at::TensorIteratorConfig()
                   .add_output(out)

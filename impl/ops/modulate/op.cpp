@@ -1,3 +1,4 @@
+#include "ops/library/register_op.h"
 #include "ops/eligibility.h"
 #include "ops/input_maker.h"
 #include "ops/modulate/kernels.h"
@@ -39,6 +40,7 @@ def modulate(x: Tensor, shift: Tensor, scale: Tensor) -> Tensor:
 OpDefinition modulate_definition() {
   OpDefinition def;
   def.name = "modulate";
+  def.schema = "modulate(Tensor x, Tensor shift, Tensor scale) -> Tensor";
   def.inputs = {{"x", true, true}, {"shift", true, true}, {"scale", true, true}};
   def.shape_sets = {
       {"basic", [](InputMaker& in) { rows_input(in, 2, 8, 64, 2); }},
@@ -59,6 +61,7 @@ OpDefinition modulate_definition() {
   def.fused_cpu = modulate::fused_cpu;
 #ifdef CROSSDEV_OPS_WITH_CUDA
   def.fused_cuda = modulate::fused_cuda;
+  def.fused_backward_cuda = modulate::fused_backward_cuda;
 #endif
   def.script = {kScript, "modulate", [](const OpCall& call) -> std::vector<c10::IValue> {
                   return {call.tensor("x"), call.tensor("shift"), call.tensor("scale")};
@@ -67,3 +70,5 @@ OpDefinition modulate_definition() {
 }
 
 }  // namespace crossdev::ops
+
+CROSSDEV_REGISTER_OP(crossdev::ops::modulate_definition)

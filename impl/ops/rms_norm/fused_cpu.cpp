@@ -5,19 +5,11 @@
 #include <cmath>
 
 #include "ops/cpu/rows.h"
-#include "ops/mutants.h"
 #include "ops/rms_norm/kernels.h"
 
 namespace crossdev::ops::rms_norm {
 namespace {
 
-// The rms_norm.fp16_accum mutant: the running sum is rounded to the storage dtype every step.
-template <typename scalar_t>
-double storage_dtype_sum_of_squares(const scalar_t* v, std::int64_t n) {
-  scalar_t sum(0);
-  for (std::int64_t i = 0; i < n; ++i) sum = static_cast<scalar_t>(sum + v[i] * v[i]);
-  return static_cast<double>(sum);
-}
 
 }  // namespace
 
@@ -27,8 +19,7 @@ at::Tensor fused_cpu(const OpCall& call) {
   at::Tensor out = at::empty(x.sizes(), x.options());
   const std::int64_t d = x.dim() == 0 ? 1 : x.size(-1);
   const std::int64_t rows = d == 0 ? 0 : x.numel() / d;
-  const double eps = call.scalar("eps", 1e-6) * (mutant_active(Mutant::RmsNormEpsX10) ? 10.0 : 1.0);
-  const bool storage_accum = mutant_active(Mutant::RmsNormFp16Accum);
+  const double eps = call.scalar("eps", 1e-6);
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "rms_norm_fused_cpu", [&] {
     using IO = cpu::VecIO<scalar_t>;
@@ -40,8 +31,7 @@ at::Tensor fused_cpu(const OpCall& call) {
     cpu::parallel_rows(rows, d, [&](std::int64_t r) {
       const scalar_t* row = xp + r * d;
       scalar_t* dst = op + r * d;
-      const opmath_t sum_sq = storage_accum ? static_cast<opmath_t>(storage_dtype_sum_of_squares(row, d))
-                                            : cpu::row_sum(row, d, [](const auto& v) { return v * v; });
+      const opmath_t sum_sq = cpu::row_sum(row, d, [](const auto& v) { return v * v; });
       const opmath_t inv_rms = opmath_t(1) / std::sqrt(sum_sq / static_cast<opmath_t>(d) + static_cast<opmath_t>(eps));
       std::int64_t i = 0;
       for (; i + IO::kWidth <= d; i += IO::kWidth) {

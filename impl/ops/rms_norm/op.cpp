@@ -1,3 +1,4 @@
+#include "ops/library/register_op.h"
 #include "ops/eligibility.h"
 #include "ops/input_maker.h"
 #include "ops/rms_norm/kernels.h"
@@ -37,6 +38,7 @@ void rows_of(InputMaker& in, std::vector<std::int64_t> sizes) {
 OpDefinition rms_norm_definition() {
   OpDefinition def;
   def.name = "rms_norm";
+  def.schema = "rms_norm(Tensor x, Tensor weight, float eps=1e-06) -> Tensor";
   def.inputs = {{"x", true, true}, {"weight", true, true}};
   def.shape_sets = {
       {"basic", [](InputMaker& in) { rows_of(in, {2, 8, 64}); }},
@@ -63,6 +65,7 @@ OpDefinition rms_norm_definition() {
   def.fused_cpu = rms_norm::fused_cpu;
 #ifdef CROSSDEV_OPS_WITH_CUDA
   def.fused_cuda = rms_norm::fused_cuda;
+  def.fused_backward_cuda = rms_norm::fused_backward_cuda;
 #endif
   def.script = {kScript, "rms_norm", [](const OpCall& call) -> std::vector<c10::IValue> {
                   return {call.tensor("x"), call.tensor("weight"), call.scalar("eps", 1e-6)};
@@ -71,3 +74,5 @@ OpDefinition rms_norm_definition() {
 }
 
 }  // namespace crossdev::ops
+
+CROSSDEV_REGISTER_OP(crossdev::ops::rms_norm_definition)

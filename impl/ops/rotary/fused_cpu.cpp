@@ -6,16 +6,13 @@
 #include <ATen/Functions.h>
 
 #include "ops/cpu/rows.h"
-#include "ops/mutants.h"
 #include "ops/rotary/kernels.h"
 
 namespace crossdev::ops::rotary {
 namespace {
 
 at::Tensor rotate(const at::Tensor& input, const at::Tensor& cos_in, const at::Tensor& sin_in, bool transpose) {
-  // The rotary.ignore_stride mutant reads a dense non-contiguous x as if it were contiguous.
-  const bool ignore_stride = mutant_active(Mutant::RotaryIgnoreStride) && input.is_non_overlapping_and_dense();
-  const at::Tensor x = ignore_stride ? input : input.contiguous();
+  const at::Tensor x = input.contiguous();
   const at::Tensor cos = cos_in.contiguous();
   const at::Tensor sin = sin_in.contiguous();
   at::Tensor out = at::empty(x.sizes(), x.options());

@@ -9,4 +9,8 @@ at::Tensor fallback(const OpCall& call);
 at::Tensor fused_cpu(const OpCall& call);
 // grad_x = grad * cos + rotate_half^T(grad * sin); cos/sin are tables, not differentiated.
 std::vector<at::Tensor> fused_backward_cpu(const OpCall& call, const at::Tensor& grad_out);
+#ifdef CROSSDEV_OPS_WITH_CUDA
+at::Tensor fused_cuda(const OpCall& call);
+std::vector<at::Tensor> fused_backward_cuda(const OpCall& call, const at::Tensor& grad_out);
+#endif
 }  // namespace crossdev::ops::rotary

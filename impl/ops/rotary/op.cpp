@@ -1,3 +1,4 @@
+#include "ops/library/register_op.h"
 #include "ops/eligibility.h"
 #include "ops/input_maker.h"
 #include "ops/rotary/kernels.h"
@@ -43,6 +44,7 @@ void rope(InputMaker& in, std::int64_t b, std::int64_t t, std::int64_t h, std::i
 OpDefinition rotary_definition() {
   OpDefinition def;
   def.name = "rotary";
+  def.schema = "rotary(Tensor x, Tensor cos, Tensor sin) -> Tensor";
   def.inputs = {{"x", true, true}, {"cos", true, false}, {"sin", true, false}};
   def.shape_sets = {
       {"basic", [](InputMaker& in) { rope(in, 2, 8, 4, 32, 8); }},
@@ -61,6 +63,10 @@ OpDefinition rotary_definition() {
   def.fallback = rotary::fallback;
   def.fused_cpu = rotary::fused_cpu;
   def.fused_backward_cpu = rotary::fused_backward_cpu;
+#ifdef CROSSDEV_OPS_WITH_CUDA
+  def.fused_cuda = rotary::fused_cuda;
+  def.fused_backward_cuda = rotary::fused_backward_cuda;
+#endif
   def.script = {kScript, "rotary", [](const OpCall& call) -> std::vector<c10::IValue> {
                   return {call.tensor("x"), call.tensor("cos"), call.tensor("sin")};
                 }};
@@ -68,3 +74,5 @@ OpDefinition rotary_definition() {
 }
 
 }  // namespace crossdev::ops
+
+CROSSDEV_REGISTER_OP(crossdev::ops::rotary_definition)

@@ -10,19 +10,18 @@
 #include <vector>
 
 #include "ops/cpu/rows.h"
-#include "ops/mutants.h"
 #include "ops/scaled_masked_softmax/kernels.h"
 
 namespace crossdev::ops::scaled_masked_softmax {
 namespace {
 
 // Element offset of row `r` of a tensor viewed with `sizes` (last dim excluded) and `strides`.
-std::int64_t row_offset(std::int64_t r, at::IntArrayRef sizes, at::IntArrayRef strides, bool ignore_dim0) {
+std::int64_t row_offset(std::int64_t r, at::IntArrayRef sizes, at::IntArrayRef strides) {
   std::int64_t offset = 0;
   for (std::int64_t k = static_cast<std::int64_t>(sizes.size()) - 2; k >= 0; --k) {
     const std::int64_t index = r % sizes[k];
     r /= sizes[k];
-    if (!(ignore_dim0 && k == 0)) offset += index * strides[k];
+    offset += index * strides[k];
   }
   return offset;
 }
@@ -41,7 +40,6 @@ at::Tensor fused_cpu(const OpCall& call) {
   const std::int64_t tk = scores.size(-1);
   const std::int64_t rows = scores.numel() / tk;
   const double scale = call.scalar("scale", 1.0);
-  const bool wrong_batch = mutant_active(Mutant::SoftmaxMaskWrongBatch);
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, scores.scalar_type(), "scaled_masked_softmax_fused_cpu", [&] {
     using IO = cpu::VecIO<scalar_t>;
@@ -63,7 +61,7 @@ at::Tensor fused_cpu(const OpCall& call) {
         for (; i + IO::kWidth <= tk; i += IO::kWidth) (IO::load(row + i) * Vec(scale_v)).store(buf + i);
         for (; i < tk; ++i) buf[i] = static_cast<opmath_t>(row[i]) * scale_v;
         if (mp != nullptr) {
-          const bool* mrow = mp + row_offset(r, mask.sizes(), mask.strides(), wrong_batch);
+          const bool* mrow = mp + row_offset(r, mask.sizes(), mask.strides());
           for (std::int64_t j = 0; j < tk; ++j) {
             if (mrow[j]) buf[j] = neg_inf;
           }

@@ -1,3 +1,4 @@
+#include "ops/library/register_op.h"
 #include "ops/eligibility.h"
 #include "ops/input_maker.h"
 #include "ops/scaled_masked_softmax/kernels.h"
@@ -40,6 +41,7 @@ void attention(InputMaker& in, std::int64_t b, std::int64_t h, std::int64_t q, s
 OpDefinition scaled_masked_softmax_definition() {
   OpDefinition def;
   def.name = "scaled_masked_softmax";
+  def.schema = "scaled_masked_softmax(Tensor scores, Tensor? mask=None, float scale=1.0) -> Tensor";
   def.inputs = {{"scores", true, true}, {"mask", false, false, InputKind::Mask}};
   def.shape_sets = {
       {"basic", [](InputMaker& in) { attention(in, 2, 4, 8, 16); }},
@@ -70,6 +72,10 @@ OpDefinition scaled_masked_softmax_definition() {
   def.validity = {softmax_shapes()};
   def.fallback = scaled_masked_softmax::fallback;
   def.fused_cpu = scaled_masked_softmax::fused_cpu;
+#ifdef CROSSDEV_OPS_WITH_CUDA
+  def.fused_cuda = scaled_masked_softmax::fused_cuda;
+  def.fused_backward_cuda = scaled_masked_softmax::fused_backward_cuda;
+#endif
   def.script = {kScript, "scaled_masked_softmax", [](const OpCall& call) -> std::vector<c10::IValue> {
                   const at::Tensor mask = call.tensor("mask");
                   return {call.tensor("scores"), mask.defined() ? c10::IValue(mask) : c10::IValue(),
@@ -79,3 +85,5 @@ OpDefinition scaled_masked_softmax_definition() {
 }
 
 }  // namespace crossdev::ops
+
+CROSSDEV_REGISTER_OP(crossdev::ops::scaled_masked_softmax_definition)

@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "ops/cpu/elementwise.h"
-#include "ops/mutants.h"
 #include "ops/swiglu/kernels.h"
 
 namespace crossdev::ops::swiglu {
@@ -14,7 +13,6 @@ namespace crossdev::ops::swiglu {
 at::Tensor fused_cpu(const OpCall& call) {
   at::Tensor gate = call.tensor("gate");
   at::Tensor up = call.tensor("up");
-  if (mutant_active(Mutant::SwigluSiluOnUp)) std::swap(gate, up);
   at::Tensor out = at::empty(at::infer_size(gate.sizes(), up.sizes()), gate.options());
   auto iter = at::TensorIteratorConfig().add_output(out).add_const_input(gate).add_const_input(up).build();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, gate.scalar_type(), "swiglu_fused_cpu", [&] {

@@ -7,5 +7,6 @@ at::Tensor fallback(const OpCall& call);
 at::Tensor fused_cpu(const OpCall& call);
 #ifdef CROSSDEV_OPS_WITH_CUDA
 at::Tensor fused_cuda(const OpCall& call);
+std::vector<at::Tensor> fused_backward_cuda(const OpCall& call, const at::Tensor& grad_out);
 #endif
 }  // namespace crossdev::ops::swiglu

@@ -1,3 +1,4 @@
+#include "ops/library/register_op.h"
 #include "ops/eligibility.h"
 #include "ops/input_maker.h"
 #include "ops/swiglu/kernels.h"
@@ -29,6 +30,8 @@ void pair(InputMaker& in, std::vector<std::int64_t> sizes) {
 OpDefinition swiglu_definition() {
   OpDefinition def;
   def.name = "swiglu";
+  def.schema = "swiglu(Tensor gate, Tensor up) -> Tensor";
+  def.output_shape_from = {"gate", "up"};
   def.inputs = {{"gate", true, true}, {"up", true, true}};
   def.shape_sets = {
       {"basic", [](InputMaker& in) { pair(in, {4, 8, 64}); }},
@@ -52,6 +55,7 @@ OpDefinition swiglu_definition() {
   def.fused_cpu = swiglu::fused_cpu;
 #ifdef CROSSDEV_OPS_WITH_CUDA
   def.fused_cuda = swiglu::fused_cuda;
+  def.fused_backward_cuda = swiglu::fused_backward_cuda;
 #endif
   def.script = {kScript, "swiglu", [](const OpCall& call) -> std::vector<c10::IValue> {
                   return {call.tensor("gate"), call.tensor("up")};
@@ -60,3 +64,5 @@ OpDefinition swiglu_definition() {
 }
 
 }  // namespace crossdev::ops
+
+CROSSDEV_REGISTER_OP(crossdev::ops::swiglu_definition)

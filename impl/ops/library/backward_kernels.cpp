@@ -1,0 +1,123 @@
+// crossdev::<op>_backward(Tensor grad_out, <the op's arguments>) -> one gradient per
+// differentiable input. Kernels:
+//   native     the op's fused backward for that backend where it has one, else derived
+//   composite  derived from the fallback: the fallback graph is rebuilt on the saved inputs and
+//              differentiated with torch::autograd::grad (autograd is switched back on inside
+//              the kernel: the dispatcher calls it below the Autograd key)
+//   meta       one empty gradient shaped like each differentiable input
+// An input that was not given (an optional tensor left None) gets an empty tensor in its slot.
+#include <ATen/ops/empty.h>
+#include <ATen/ops/zeros_like.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include "ops/library/call_marshal.h"
+#include "ops/library/op_schemas.h"
+#include "ops/library/register_op.h"
+
+namespace crossdev::ops::library {
+namespace {
+
+struct BackwardCall {
+  const OpDefinition& def;
+  at::Tensor grad_out;
+  OpCall call;
+};
+
+BackwardCall pop_backward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const c10::FunctionSchema& schema = op.schema();
+  const std::size_t n = schema.arguments().size();
+  const auto arguments = torch::jit::last(*stack, n);
+  BackwardCall b{definition_of(schema.operator_name()), arguments[0].toTensor(),
+                 call_from_arguments(schema, arguments.slice(1), /*first=*/1)};
+  torch::jit::drop(*stack, n);
+  return b;
+}
+
+// `grads` has one entry per OpDefinition::inputs; pushes the differentiable ones.
+void push_grads(const BackwardCall& b, const std::vector<at::Tensor>& grads, torch::jit::Stack* stack) {
+  for (std::size_t i = 0; i < b.def.inputs.size(); ++i) {
+    const InputSpec& in = b.def.inputs[i];
+    if (!in.differentiable) continue;
+    const at::Tensor input = b.call.tensor(in.name);
+    if (!input.defined()) {
+      stack->emplace_back(at::empty({0}, b.grad_out.options()));
+    } else if (i < grads.size() && grads[i].defined()) {
+      stack->emplace_back(grads[i].contiguous());
+    } else {
+      stack->emplace_back(at::zeros_like(input, at::MemoryFormat::Contiguous));  // does not reach the output
+    }
+  }
+}
+
+void composite_backward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const BackwardCall b = pop_backward(op, stack);
+  push_grads(b, fallback_derived_backward(b.def, b.call, b.grad_out), stack);
+}
+
+template <c10::DispatchKey Key>
+void native_backward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const BackwardCall b = pop_backward(op, stack);
+  const BackwardFn fused = Key == c10::DispatchKey::CUDA ? b.def.fused_backward_cuda : b.def.fused_backward_cpu;
+  push_grads(b, fused != nullptr ? fused(b.call, b.grad_out) : fallback_derived_backward(b.def, b.call, b.grad_out), stack);
+}
+
+void meta_backward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const BackwardCall b = pop_backward(op, stack);
+  std::vector<at::Tensor> grads(b.def.inputs.size());
+  for (std::size_t i = 0; i < b.def.inputs.size(); ++i) {
+    const at::Tensor input = b.call.tensor(b.def.inputs[i].name);
+    if (input.defined() && b.def.inputs[i].differentiable) {
+      grads[i] = at::empty_symint(input.sym_sizes(), input.options().memory_format(c10::MemoryFormat::Contiguous));
+    }
+  }
+  push_grads(b, grads, stack);
+}
+
+}  // namespace
+
+std::vector<at::Tensor> fallback_derived_backward(const OpDefinition& definition, const OpCall& call,
+                                                  const at::Tensor& grad_out) {
+  // Below the Autograd key the dispatcher excludes the autograd keys for this thread; the
+  // fallback's graph must be recorded, so they are included again for this scope only.
+  c10::impl::LocalDispatchKeySet tls = c10::impl::tls_local_dispatch_key_set();
+  tls.excluded_ = tls.excluded_ - c10::autograd_dispatch_keyset_with_ADInplaceOrView;
+  c10::impl::ForceDispatchKeyGuard autograd_on(tls);
+  at::AutoGradMode enable_grad(true);
+
+  OpCall leaf_call = call;
+  std::vector<at::Tensor> leaves;
+  std::vector<std::size_t> leaf_positions;
+  for (std::size_t i = 0; i < definition.inputs.size(); ++i) {
+    const InputSpec& in = definition.inputs[i];
+    if (!in.differentiable || !call.has_tensor(in.name)) continue;
+    at::Tensor leaf = call.tensor(in.name).detach().requires_grad_(true);
+    leaf_call.tensors[in.name] = leaf;
+    leaves.push_back(leaf);
+    leaf_positions.push_back(i);
+  }
+  std::vector<at::Tensor> grads(definition.inputs.size());
+  if (leaves.empty()) return grads;
+  const at::Tensor out = definition.fallback(leaf_call);
+  const torch::autograd::variable_list leaf_grads =
+      torch::autograd::grad({out}, leaves, {grad_out}, /*retain_graph=*/false, /*create_graph=*/false,
+                            /*allow_unused=*/true);
+  for (std::size_t k = 0; k < leaves.size(); ++k) grads[leaf_positions[k]] = leaf_grads[k];
+  return grads;
+}
+
+void register_native_backward(torch::Library& m, const OpDefinition& definition, c10::DispatchKey key) {
+  m.impl(backward_name(definition).c_str(),
+         key == c10::DispatchKey::CUDA ? torch::CppFunction::makeFromBoxedFunction<&native_backward<c10::DispatchKey::CUDA>>()
+                                       : torch::CppFunction::makeFromBoxedFunction<&native_backward<c10::DispatchKey::CPU>>());
+}
+
+void register_composite_backward(torch::Library& m, const OpDefinition& definition) {
+  m.impl(backward_name(definition).c_str(), torch::CppFunction::makeFromBoxedFunction<&composite_backward>());
+}
+
+void register_meta_backward(torch::Library& m, const OpDefinition& definition) {
+  m.impl(backward_name(definition).c_str(), torch::CppFunction::makeFromBoxedFunction<&meta_backward>());
+}
+
+}  // namespace crossdev::ops::library

@@ -1,0 +1,32 @@
+#pragma once
+// Between the dispatcher's boxed arguments and an OpCall, by the schema: Tensor and Tensor?
+// arguments are the call's tensors (None = not given), float arguments its scalars, `bool
+// training` and `int seed` its training flag and dropout seed. The generic kernels use it, and so
+// does OpSpec::run, which calls the ops through the dispatcher.
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
+
+#include "ops/op_definition.h"
+
+namespace crossdev::ops::library {
+
+// The schema's arguments from `first` on, as an OpCall; an `out` argument is skipped.
+OpCall call_from_arguments(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> arguments,
+                           std::size_t first = 0);
+
+// Pushes `call` as the schema's arguments from `first` on (a float the call lacks takes the
+// schema's default). A tensor or scalar of the call that the schema does not name is an error.
+void push_arguments(const c10::FunctionSchema& schema, const OpCall& call, torch::jit::Stack& stack,
+                    std::size_t first = 0);
+
+// The registered operator crossdev::<name>[.<overload>]; throws naming the op when absent.
+c10::OperatorHandle operator_handle(std::string_view name, std::string_view overload = "");
+
+// Calls crossdev::<op> through the dispatcher (autograd included) and returns its result.
+at::Tensor call_op(const OpDefinition& definition, const OpCall& call);
+// Calls one kernel of crossdev::<op> directly, bypassing dispatch (e.g. CompositeExplicitAutograd
+// to force the fallback where a backend kernel would win). Autograd is ATen's, over whatever
+// that kernel computes.
+at::Tensor call_op_kernel(const OpDefinition& definition, const OpCall& call, c10::DispatchKey key);
+
+}  // namespace crossdev::ops::library

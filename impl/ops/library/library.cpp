@@ -1,0 +1,20 @@
+// The `crossdev` operator namespace. Every op adds its schemas with a TORCH_LIBRARY_FRAGMENT from
+// its own folder (register_op.h); this block claims the namespace, so a second library that
+// tries to define `crossdev` ops fails loudly at load instead of silently mixing with these.
+#include "ops/library/op_schemas.h"
+#include "ops/library/register_op.h"
+
+TORCH_LIBRARY(crossdev, m) {
+  (void)m;  // the ops are defined by their fragments
+}
+
+namespace crossdev::ops::library {
+
+void define_schemas(torch::Library& m, const OpDefinition& definition) {
+  // pt2_compliant_tag: the op is checked by torch.library.opcheck (conformance/python/test_opcheck.py).
+  m.def(definition.schema, {at::Tag::pt2_compliant_tag});
+  m.def(out_schema(definition).c_str());
+  m.def(backward_schema(definition).c_str());
+}
+
+}  // namespace crossdev::ops::library

@@ -1,6 +1,7 @@
 # crossdev: two commands for a fresh machine (README.md):
 #   make report   set up, build, run the conformance matrices and benchmarks, write reports/out/
 #   make test     set up, build, run every GoogleTest (CTest) and pytest suite
+#   make test-stress   make test with a CPU hog on every core (ci/stress.sh)
 # Other targets are the steps they are made of.
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -12,7 +13,7 @@ REPORT_DIR ?= reports/out
 SIMULATE ?= $(or $(CROSSDEV_SIMULATE),cuda:2$(comma)mps$(comma)xpu$(comma)xla:1)
 comma := ,
 
-.PHONY: all setup configure build test ctest pytest report clean help cuda-build-check
+.PHONY: all setup configure build test test-stress ctest pytest report clean help cuda-build-check
 
 all: build
 
@@ -44,6 +45,10 @@ test: build
 	echo "== pytest =="; CROSSDEV_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) -m pytest conformance -q -p no:cacheprovider || rc=1; \
 	echo "== closing lines =="; grep -E "tests passed|tests failed" $(BUILD)/ctest.log | tail -n 1; \
 	exit $$rc
+
+# The whole suite with a CPU hog on every core (ci/stress.sh; STRESS_RUNS=n repeats it).
+test-stress:
+	@bash ci/stress.sh BUILD=$(BUILD) PYTHON=$(PYTHON) JOBS=$(JOBS)
 
 report: build
 	@bash ci/report.sh "$(BUILD)" "$(REPORT_DIR)" "$(PYTHON)" "$(SIMULATE)"

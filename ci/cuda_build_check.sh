@@ -60,6 +60,9 @@ if ! command -v ccache >/dev/null && [[ "$skip_setup" != 1 ]] && command -v apt-
 fi
 if command -v ccache >/dev/null; then
   launchers=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  # Paths under the clone hash as relative ones, so a fresh clone elsewhere (CI) hits the cache
+  # a previous clone filled; the cache itself lives with the venv.
+  export CCACHE_BASEDIR="$here" CCACHE_DIR="${CCACHE_DIR:-$cache/ccache}" CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-8G}"
 fi
 
 # --- 3. configure (once per build dir; later runs let ninja re-run CMake when inputs change) and build.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Idempotent setup: installs only what is missing, so `make` on a warm machine costs a few checks.
-#   Debian: GoogleTest/GoogleMock, Google Benchmark, yaml-cpp (matrix loader), chromium (report test).
+#   Debian: GoogleTest/GoogleMock, Google Benchmark, yaml-cpp and libyaml (matrix loader), chromium (report test).
 #   PyPI:   the pins in requirements.txt (torch, pybind11, pytest, ...).
 set -euo pipefail
 # CROSSDEV_SKIP_SETUP=1: install nothing (offline machines that are already set up, e.g. GPU hosts).
@@ -11,7 +11,7 @@ fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
 
-debian_packages=(libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev chromium)
+debian_packages=(libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev libyaml-dev chromium)
 missing=()
 for pkg in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -13,7 +13,6 @@
 #include <ATen/core/grad_mode.h>
 #include <benchmark/benchmark.h>
 
-#include <chrono>
 #include <memory>
 #include <string>
 
@@ -107,25 +106,23 @@ void run_op_case(benchmark::State& state, const OpCase& c) {
   }
 
   const std::uint64_t allocs_before = heap_allocations();
-  const auto wall_start = std::chrono::steady_clock::now();
   for (auto _ : state) {
     clock->start();
     step();
     clock->stop(state);
   }
-  const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - wall_start;
   const double allocs = static_cast<double>(heap_allocations() - allocs_before);
-  // The time Google Benchmark reports for this case: wall time (UseRealTime) or the device's.
-  const double seconds = clock->manual_time() ? clock->manual_seconds() : wall.count();
 
   using benchmark::Counter;
   const auto iterations = static_cast<std::int64_t>(state.iterations());
   state.SetBytesProcessed(iterations * traffic.bytes);
   state.SetItemsProcessed(iterations * traffic.elements);
-  if (c.peak_bytes_per_second > 0 && seconds > 0) {
-    // A plain fraction, not a rate counter (which the console would print as "x/s").
-    state.counters["bw_util"] =
-        Counter(static_cast<double>(traffic.bytes) * static_cast<double>(iterations) / seconds / c.peak_bytes_per_second);
+  if (c.peak_bytes_per_second > 0) {
+    // A rate counter, so Google Benchmark divides by the same time it divides bytes_per_second by
+    // (real or manual time): bw_util == bytes_per_second / peak exactly. (The console prints it as
+    // "x/s"; the value is a plain fraction.)
+    state.counters["bw_util"] = Counter(
+        static_cast<double>(traffic.bytes) * static_cast<double>(iterations) / c.peak_bytes_per_second, Counter::kIsRate);
     state.counters["peak_bytes_per_second"] = Counter(c.peak_bytes_per_second);
   }
   state.counters["bytes_per_call"] = Counter(static_cast<double>(traffic.bytes));

@@ -1,11 +1,21 @@
 // crossdev run --matrix PATH [--simulate S] [--out bundle.json] [--junit FILE] [--filter GLOB]
-// Loads and validates every matrix first (bad input: exit 2 before anything runs), runs the
-// rows, prints failures as they happen, and always writes the bundle and JUnit it was asked
-// for — atomically — before choosing the exit code (1 if any case gates, else 0).
+// Checks every input first — the matrices, the options, the embedded JSON, the output paths —
+// so bad input is exit 2 before anything runs; runs the rows, printing failures as they
+// happen; and always writes the bundle and JUnit it was asked for, as one set, before choosing
+// the exit code: 0 pass, 1 a case gates, 2 bad input or a file that could not be written
+// (the results then go elsewhere, and the message says where), 130/143 when SIGINT/SIGTERM
+// stopped the run (the rows that did not run are `not_run`, "interrupted").
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <fnmatch.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
 
 #include <filesystem>
 #include <fstream>
@@ -13,14 +23,16 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/embedded_json.h"
+#include "cli/output_files.h"
 #include "cli/host_option.h"
 #include "manager/op_log.h"
 #include "runner/bundle_writer.h"
 #include "runner/catalog.h"
+#include "runner/interrupt.h"
 #include "runner/isolated_runner.h"
 #include "sim/sim_backend.h"
 #include "runner/runner.h"
-#include "util/atomic_file.h"
 
 namespace crossdev::cli {
 namespace {
@@ -63,17 +75,54 @@ std::string real_accelerator(const HostProfile& host) {
   return "";
 }
 
-std::string read_optional_json(const ParsedArgs& args, const char* option) {
-  if (!args.has(option)) return "";
-  std::ifstream in(args.get(option));
-  if (!in) throw UsageError(std::string(option) + ": cannot read '" + args.get(option) + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos || (text[first] != '{' && text[first] != '['))
-    throw UsageError(std::string(option) + ": '" + args.get(option) + "' is not a JSON document");
-  return text;
+// Strict numbers: the whole text, no sign tricks, no trailing text.
+double parse_seconds(const char* option, const std::string& text) {
+  constexpr double kMaxSeconds = 86400;  // one day
+  char* end = nullptr;
+  errno = 0;
+  // Plain decimal only: strtod would also take hex ("0x10"), "inf", "nan" and leading spaces.
+  const bool decimal = !text.empty() && text.find_first_not_of("0123456789.eE+-") == std::string::npos &&
+                       text.find_first_of("0123456789") != std::string::npos;
+  const double v = decimal ? std::strtod(text.c_str(), &end) : NAN;
+  if (end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v) || v <= 0 || v > kMaxSeconds) {
+    throw UsageError(std::string(option) + ": expected seconds, a finite number > 0 and <= 86400 (1 day), got '" + text + "'");
+  }
+  return v;
+}
+
+std::uintmax_t parse_count(const char* option, const std::string& text, const char* expected) {
+  const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  errno = 0;
+  const unsigned long long v = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
+  if (!digits || errno == ERANGE) throw UsageError(std::string(option) + ": expected " + expected + ", got '" + text + "'");
+  return v;
+}
+
+// "N", "NK", "NM", "NG" (binary units) -> bytes.
+std::uintmax_t parse_bytes(const char* option, const std::string& text) {
+  std::string number = text;
+  std::uintmax_t unit = 1;
+  if (!number.empty()) {
+    switch (number.back()) {
+      case 'K': case 'k': unit = std::uintmax_t{1} << 10; break;
+      case 'M': case 'm': unit = std::uintmax_t{1} << 20; break;
+      case 'G': case 'g': unit = std::uintmax_t{1} << 30; break;
+      default: break;
+    }
+    if (unit != 1) number.pop_back();
+  }
+  const std::uintmax_t v = parse_count(option, number, "a size in bytes (e.g. 67108864, 64M, 1G), > 0");
+  if (v == 0 || v > UINTMAX_MAX / unit) throw UsageError(std::string(option) + ": expected a size in bytes > 0, got '" + text + "'");
+  return v * unit;
+}
+
+// A worker must not outlive the `crossdev run` that started it: SIGKILL when the parent dies,
+// and if it is already gone (it died between spawning us and this call), stop now.
+void bind_worker_to_parent() {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (const char* parent = std::getenv("CROSSDEV_WORKER_PARENT")) {
+    if (std::to_string(::getppid()) != parent) std::_Exit(kExitBadInput);
+  }
 }
 
 }  // namespace
@@ -92,7 +141,8 @@ int cmd_run(const std::vector<std::string>& argv) {
                                   "registers ops with TORCH_LIBRARY, or the test-only libcrossdev_mutants"},
       {"--quiet", nullptr, "print only failures and the summary"},
       {"--no-isolate", nullptr, "run rows in this process (default: worker processes, so a crash is one `crash` case)"},
-      {"--row-timeout", "S", "seconds before a hanging row is killed and reported as crash (default 600)"},
+      {"--row-timeout", "S", "seconds before a hanging row is killed and reported as crash (default 600; > 0, <= 86400)"},
+      {"--max-matrix-bytes", "N", "largest matrix or embedded JSON file read (default 64M; K/M/G suffixes)"},
       {"--worker", nullptr, "internal: run as an isolation worker writing results to fd 3"},
       {"--start-row", "N", "internal: first row for a worker"},
       {"--help", nullptr, "show this help"}};
@@ -100,7 +150,9 @@ int cmd_run(const std::vector<std::string>& argv) {
   if (args.has("--help")) {
     std::cout << "usage: crossdev run [--matrix PATH] [--simulate S] [--out bundle.json] [--junit FILE]\n\n"
                  "Runs conformance matrices on this host's devices. Exit codes: 0 all pass, 1 a case failed\n"
-                 "(fail, xpass, error or crash), 2 bad input (the message names file:line).\n\n"
+                 "(fail, xpass, error or crash), 2 bad input or a file that cannot be read or written (the\n"
+                 "message names the path and what was expected), 130/143 stopped by SIGINT/SIGTERM (the bundle\n"
+                 "holds what ran; the rest is not_run, \"interrupted\").\n\n"
               << format_options(kOptions);
     return kExitPass;
   }
@@ -124,27 +176,52 @@ int cmd_run(const std::vector<std::string>& argv) {
   }
   const std::vector<std::string> libraries = load_libraries(args.get("--load-library"));
 
-  const std::string matrix_path = args.get("--matrix", default_matrix_path());
-  const std::vector<MatrixFile> catalog = load_catalog(matrix_path);  // MatrixError -> exit 2 in main
-  const std::string bench_json = read_optional_json(args, "--bench-json");
-  const std::string log_json = read_optional_json(args, "--device-log");
+  if (args.has("--worker")) bind_worker_to_parent();
 
-  std::vector<MatrixFile> selected = catalog;
-  if (args.has("--filter")) {
+  // Every option is checked before anything is read or run.
+  const std::uintmax_t max_bytes =
+      args.has("--max-matrix-bytes") ? parse_bytes("--max-matrix-bytes", args.get("--max-matrix-bytes")) : kDefaultMaxMatrixBytes;
+  const double row_timeout_s = args.has("--row-timeout") ? parse_seconds("--row-timeout", args.get("--row-timeout")) : 600.0;
+  const std::size_t start_row =
+      args.has("--start-row") ? static_cast<std::size_t>(parse_count("--start-row", args.get("--start-row"), "a row index (0, 1, ...)")) : 0;
+
+  const std::string matrix_path = args.get("--matrix", default_matrix_path());
+  std::vector<MatrixFile> selected = load_catalog(matrix_path, max_bytes);  // MatrixError -> exit 2 in main
+  std::vector<std::string> files;  // every matrix loaded, for the bundle
+  for (const auto& f : selected) files.push_back(f.path);
+  const std::string bench_json =
+      args.has("--bench-json") ? load_embedded_json("--bench-json", args.get("--bench-json"), EmbeddedKind::Benchmarks, max_bytes) : "";
+  const std::string log_json =
+      args.has("--device-log") ? load_embedded_json("--device-log", args.get("--device-log"), EmbeddedKind::DeviceLog, max_bytes) : "";
+
+  if (args.has("--filter")) {  // in place: a 280k-row catalog is not copied
     const std::string glob = args.get("--filter");
     for (auto& file : selected) {
       std::vector<Row> keep;
       for (auto& row : file.rows)
-        if (fnmatch(glob.c_str(), row.id().c_str(), 0) == 0) keep.push_back(row);
+        if (fnmatch(glob.c_str(), row.id().c_str(), 0) == 0) keep.push_back(std::move(row));
       file.rows = std::move(keep);
     }
+  }
+  std::size_t selected_rows = 0;
+  for (const auto& file : selected) selected_rows += file.rows.size();
+  if (selected_rows == 0) {
+    throw UsageError(args.has("--filter") ? "nothing selected: --filter '" + args.get("--filter") + "' matches no row id in '" +
+                                                matrix_path + "'"
+                                          : "nothing selected: the matrices in '" + matrix_path + "' have no rows");
   }
 
   if (args.has("--worker")) {
     if (selected.size() != 1) throw UsageError("--worker runs exactly one matrix file");
-    const long start = std::stol(args.get("--start-row", "0"));
-    return run_worker(selected.front(), ctx, static_cast<std::size_t>(start), 3);
+    return run_worker(selected.front(), ctx, start_row, 3);
   }
+
+  // Output paths: writable, room for the results (about 1 MiB plus 4 KiB a row), no stale temporaries.
+  const std::uintmax_t needed = (std::uintmax_t{1} << 20) + 4096 * selected_rows + bench_json.size() + log_json.size();
+  for (const char* option : {"--out", "--junit"})
+    if (args.has(option)) check_output_path(option, args.get(option), needed);
+  const std::string run_id = new_run_id();
+  install_stop_handlers();
 
   const bool quiet = args.has("--quiet");
   std::cout << "crossdev run: host " << ctx.host.summary() << (ctx.host.any_simulated() ? " [includes SIMULATED]" : "")
@@ -173,33 +250,43 @@ int cmd_run(const std::vector<std::string>& argv) {
       iso.extra_args.push_back("--filter");
       iso.extra_args.push_back(args.get("--filter"));
     }
-    if (args.has("--row-timeout")) {
-      try {
-        iso.row_timeout_s = std::stod(args.get("--row-timeout"));
-      } catch (const std::exception&) {
-        throw UsageError("--row-timeout: expected seconds, got '" + args.get("--row-timeout") + "'");
-      }
+    iso.row_timeout_s = row_timeout_s;
+    if (args.has("--max-matrix-bytes")) {
+      iso.extra_args.push_back("--max-matrix-bytes");
+      iso.extra_args.push_back(args.get("--max-matrix-bytes"));
     }
     results = run_isolated(selected, iso, print);
   }
 
-  // Write everything we were asked for before deciding the exit code: nothing computed is lost.
+  // Write everything we were asked for, as one set, before deciding the exit code: nothing
+  // computed is lost.
+  const int stopped_by = stop_signal();
   ExecutionTarget target = describe_execution_target(ctx.host, ctx.simulate_spec);
-  std::vector<std::string> files;
-  for (const auto& f : catalog) files.push_back(f.path);
+  std::vector<OutputFile> outputs;
   if (args.has("--out")) {
     // The device-operation log of this run (workers stream their entries to this process),
     // unless a summary was handed in with --device-log.
     const std::string device_log = log_json.empty() ? manager::OpLog::global().summary_json() : log_json;
-    BundleInput in{target, &ctx.host, files, &results, bench_json, device_log};
-    write_file_atomically(args.get("--out"), bundle_json(in));
-    std::cout << "bundle: " << args.get("--out") << "\n";
+    const std::string interrupted = stopped_by == SIGINT ? "SIGINT" : stopped_by == SIGTERM ? "SIGTERM" : "";
+    BundleInput in{target, &ctx.host, files, &results, bench_json, device_log, run_id, interrupted};
+    outputs.push_back({"--out", args.get("--out"), bundle_json(in)});
   }
-  if (args.has("--junit")) {
-    write_file_atomically(args.get("--junit"), junit_xml(results, target));
-    std::cout << "junit: " << args.get("--junit") << "\n";
+  if (args.has("--junit")) outputs.push_back({"--junit", args.get("--junit"), junit_xml(results, target, run_id)});
+  const std::string write_failure = write_outputs(outputs, run_id);
+  if (write_failure.empty()) {
+    for (const auto& o : outputs) std::cout << (o.option == "--out" ? "bundle: " : "junit: ") << o.path << "\n";
   }
   std::cout << summary.line() << "\n";
+  std::cout.flush();
+  if (!write_failure.empty()) {
+    std::cerr << "crossdev run: error: " << write_failure << "\n";
+    return kExitBadInput;
+  }
+  if (stopped_by != 0) {
+    std::cerr << "crossdev run: interrupted by " << (stopped_by == SIGINT ? "SIGINT" : "SIGTERM")
+              << "; the rows that did not finish are reported as not_run\n";
+    return 128 + stopped_by;
+  }
   return summary.gates() ? kExitConformanceFailure : kExitPass;
 }
 

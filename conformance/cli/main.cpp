@@ -1,6 +1,7 @@
 // build/bin/crossdev: the engine CLI. Subcommands come from one table.
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 
 #include "cli/args.h"
@@ -26,7 +27,8 @@ constexpr Command kCommands[] = {
 void usage(std::ostream& out) {
   out << "usage: crossdev <command> [options]   (crossdev <command> --help for details)\n\ncommands:\n";
   for (const auto& c : kCommands) out << "  " << c.name << std::string(10 - std::strlen(c.name), ' ') << c.summary << "\n";
-  out << "\nexit codes: 0 pass, 1 conformance failure, 2 bad input\n";
+  out << "\nexit codes: 0 pass, 1 conformance failure, 2 bad input (or a file that cannot be read or written),\n"
+         "130/143 interrupted by SIGINT/SIGTERM\n";
 }
 
 }  // namespace
@@ -61,9 +63,14 @@ int main(int argc, char** argv) {
     } catch (const crossdev::DeviceSpecError& e) {
       std::cerr << "crossdev " << name << ": error: " << e.what() << "\n";
       return kExitBadInput;
+    } catch (const std::filesystem::filesystem_error& e) {
+      std::cerr << "crossdev " << name << ": error: " << e.what() << "\n";
+      return kExitBadInput;
     } catch (const std::exception& e) {
-      std::cerr << "crossdev " << name << ": internal error: " << e.what() << "\n";
-      return 3;
+      // The exit-code contract is 0/1/2 (130/143 for signals): whatever else went wrong is
+      // reported as a failure to read, write or parse, with its message.
+      std::cerr << "crossdev " << name << ": error: " << e.what() << "\n";
+      return kExitBadInput;
     }
   }
   std::cerr << "crossdev: unknown command '" << name << "'\n";

@@ -1,6 +1,9 @@
 // Malformed matrices: every fixture in conformance/fixtures/bad_matrices declares on its first
 // line "# expect-error: <line>: <text>"; loading it must fail with exactly that file:line and
 // a message containing the text. Adding a malformed case = adding a fixture file.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -79,6 +82,58 @@ TEST(MatrixLoader, MissingPathNamesIt) {
 TEST(MatrixLoader, ProjectMatricesLoad) {
   const auto catalog = conformance::load_catalog(CROSSDEV_MATRIX_DIR);
   EXPECT_GE(catalog.size(), 4u);
+}
+
+// The compact loader (scalars as text, libyaml events) reads documents with anchors and
+// aliases through yaml-cpp's node tree, and both give the same rows.
+TEST(MatrixLoader, AnchorsAliasesAndNestedValues) {
+  const fs::path dir = fs::temp_directory_path() / ("crossdev-loader-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string body =
+      "suite: context\n"
+      "defaults: {device: cpu}\n"
+      "cases:\n"
+      "  - {id: a, source: s, check: autocast, expect: cpu, intent: \"quoted ~\"}\n"
+      "  - id: b\n"
+      "    source: s\n"
+      "    check: autocast\n"
+      "    expect: cpu\n";
+  std::ofstream(dir / "plain.yaml") << body;
+  std::ofstream(dir / "anchored.yaml") << body << "  - {id: c, source: &src s, check: autocast, expect: *src}\n";
+  for (const char* name : {"plain.yaml", "anchored.yaml"}) {
+    const auto catalog = conformance::load_catalog((dir / name).string());
+    ASSERT_EQ(catalog.size(), 1u);
+    const auto& rows = catalog[0].rows;
+    ASSERT_GE(rows.size(), 2u) << name;
+    EXPECT_EQ(rows[0].intent(), "quoted ~");
+    EXPECT_EQ(rows[0].str("device"), "cpu");  // from defaults
+    EXPECT_EQ(rows[0].where("device").line, 2);
+    EXPECT_EQ(rows[1].where().line, 5);
+    EXPECT_EQ(rows[1].where("expect").line, 8);
+    EXPECT_TRUE(rows[1].node("expect").IsScalar());
+    EXPECT_EQ(rows[1].keys(), (std::vector<std::string>{"check", "device", "expect", "id", "source"}));
+  }
+  EXPECT_EQ(conformance::load_catalog((dir / "anchored.yaml").string())[0].rows[2].str("expect"), "s");
+  fs::remove_all(dir);
+}
+
+TEST(MatrixLoader, SpecialFilesAndOversizedFilesAreRefused) {
+  const fs::path dir = fs::temp_directory_path() / ("crossdev-special-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  ASSERT_EQ(::mkfifo((dir / "fifo.yaml").c_str(), 0600), 0);
+  for (const std::string path : {(dir / "fifo.yaml").string(), std::string("/dev/zero"), std::string("/proc/self/status")}) {
+    try {
+      conformance::load_catalog(path);
+      ADD_FAILURE() << path;
+    } catch (const MatrixError& e) {
+      EXPECT_EQ(e.where().file, path);
+      EXPECT_NE(std::string(e.what()).find("expected a regular file"), std::string::npos) << e.what();
+    }
+  }
+  const std::string small = std::string(CROSSDEV_MATRIX_DIR) + "/context.yaml";
+  EXPECT_THROW(conformance::load_catalog(small, 100), MatrixError);
+  EXPECT_NO_THROW(conformance::load_catalog(small, 1 << 20));
+  fs::remove_all(dir);
 }
 
 TEST(MatrixRunner, WrongExpectationsGoRed) {

@@ -10,6 +10,7 @@
 // reference); `intent` says in one line what the case checks (LLVM lit style). Any problem
 // is a MatrixError whose message starts "file:line: " and says what was expected.
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -36,18 +37,32 @@ class MatrixError : public std::runtime_error {
 
 class Row {
  public:
+  // A field's value: scalars are kept as text (a YAML node per scalar costs ~0.5 KB, which
+  // made a 280k-row matrix take 2.5 GB); lists and mappings as YAML nodes.
+  enum class FieldKind : unsigned char { Scalar, Null, Node };
+  struct Field {
+    std::string key;
+    int line = 0;  // 1-based line of the value
+    FieldKind kind = FieldKind::Scalar;
+    std::string scalar;                      // kind Scalar
+    std::shared_ptr<const YAML::Node> node;  // kind Node
+  };
+
   Row(std::string file, YAML::Node node, std::map<std::string, YAML::Node> fields);
+  // `fields` must have unique keys. Throws MatrixError like the typed accessors (id, source).
+  Row(std::shared_ptr<const std::string> file, int line, std::vector<Field> fields);
 
   const std::string& id() const { return id_; }
   const std::string& source() const { return source_; }
   const std::string& intent() const { return intent_; }
-  const std::string& file() const { return file_; }
-  SourceLocation where() const { return {file_, line_}; }
+  const std::string& file() const { return *file_; }
+  SourceLocation where() const { return {*file_, line_}; }
   SourceLocation where(const std::string& key) const;  // the key's value, else the row
 
-  bool has(const std::string& key) const { return fields_.count(key) != 0; }
-  const YAML::Node& node(const std::string& key) const;  // throws if absent
-  std::vector<std::string> keys() const;
+  bool has(const std::string& key) const { return find(key) != nullptr; }
+  // Throws if absent. A scalar's node is made on first use (not thread-safe for that first use).
+  const YAML::Node& node(const std::string& key) const;
+  std::vector<std::string> keys() const;  // sorted
 
   // Typed accessors: each throws MatrixError("file:line: key 'k': expected ...").
   std::string str(const std::string& key) const;
@@ -63,10 +78,15 @@ class Row {
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
 
  private:
-  std::string file_;
+  const Field* find(const std::string& key) const;
+  const Field& field(const std::string& key) const;  // throws if absent
+  void init();
+
+  std::shared_ptr<const std::string> file_;
   int line_ = 0;
   std::string id_, source_, intent_;
-  std::map<std::string, YAML::Node> fields_;
+  std::vector<Field> fields_;  // sorted by key
+  mutable std::map<std::string, YAML::Node> scalar_nodes_;  // node() of scalar fields
 };
 
 struct MatrixFile {

@@ -61,16 +61,9 @@ void measure(const at::Tensor& a, const at::Tensor& e, const at::Tensor& close, 
   const double* pe = e64.data_ptr<double>();
   const bool* pc = ok.data_ptr<bool>();
 
-  // Raw bit patterns (sign-extended into int64) for the ULP distance of floating dtypes.
-  const int width = float_bit_width(a.scalar_type());
-  at::Tensor a_bits, e_bits;
-  if (width > 0) {
-    a_bits = a.contiguous().view(bits_dtype(a.scalar_type())).to(at::kLong);
-    e_bits = e.contiguous().view(bits_dtype(e.scalar_type())).to(at::kLong);
-  }
-  const std::int64_t* pab = width > 0 ? a_bits.data_ptr<std::int64_t>() : nullptr;
-  const std::int64_t* peb = width > 0 ? e_bits.data_ptr<std::int64_t>() : nullptr;
-  const std::uint64_t mask = width == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width) - 1;
+  // max_ulp: |a - e| / ulp(e) in the compared dtype (parity/ulp.h); integers: |a - e|.
+  const FloatFormat format = float_format(a.scalar_type());
+  const bool floating = format.mantissa_digits > 0;
 
   std::int64_t first = -1;
   for (std::int64_t i = 0; i < c.total; ++i) {
@@ -87,9 +80,8 @@ void measure(const at::Tensor& a, const at::Tensor& e, const at::Tensor& close, 
     } else {
       abs_err = std::fabs(x - y);
       rel_err = y == 0.0 ? kInf : abs_err / std::fabs(y);
-      ulp = width > 0 ? static_cast<double>(ulp_distance_bits(static_cast<std::uint64_t>(pab[i]) & mask,
-                                                              static_cast<std::uint64_t>(peb[i]) & mask, width))
-                      : abs_err;  // integers: one unit in the last place is 1
+      ulp = floating ? ulp_error_in(x, y, format.mantissa_digits, format.min_exponent)
+                     : abs_err;  // integers: one unit in the last place is 1
     }
     c.max_abs = std::max(c.max_abs, abs_err);
     c.max_rel = std::max(c.max_rel, rel_err);

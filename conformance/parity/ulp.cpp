@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -58,6 +59,73 @@ std::uint64_t bits_in(double v, c10::ScalarType dtype) {
 }
 
 }  // namespace
+
+FloatFormat float_format(c10::ScalarType dtype) noexcept {
+  switch (dtype) {
+    case c10::ScalarType::Half: return {11, -14};
+    case c10::ScalarType::BFloat16: return {8, -126};
+    case c10::ScalarType::Float: return {24, -126};
+    case c10::ScalarType::Double: return {53, -1022};
+    default: return {};
+  }
+}
+
+namespace {
+
+double round_to(double v, c10::ScalarType dtype) {
+  switch (dtype) {
+    case c10::ScalarType::Half: return static_cast<float>(c10::Half(static_cast<float>(v)));
+    case c10::ScalarType::BFloat16: return static_cast<float>(c10::BFloat16(static_cast<float>(v)));
+    case c10::ScalarType::Float: return static_cast<float>(v);
+    default: return v;
+  }
+}
+
+FloatFormat checked_format(c10::ScalarType dtype) {
+  const FloatFormat f = float_format(dtype);
+  if (f.mantissa_digits == 0)
+    throw std::invalid_argument(std::string("ULP needs a floating dtype, got ") + c10::toString(dtype));
+  return f;
+}
+
+double ulp_in(double e, int digits, int min_exponent) noexcept {
+  // Normal e: 2^(exponent - (digits - 1)), exponent = ilogb(e) (e = m * 2^exp, 1 <= m < 2).
+  // Zero and subnormals: the smallest normal's ulp, which is also the subnormal spacing.
+  const double mag = std::fabs(e);
+  const int exponent = mag >= std::ldexp(1.0, min_exponent) ? std::ilogb(mag) : min_exponent;
+  return std::ldexp(1.0, exponent - (digits - 1));
+}
+
+}  // namespace
+
+double ulp_error_in(double a, double e, int mantissa_digits, int min_exponent) noexcept {
+  const double err = std::fabs(a - e);
+  if (err == 0.0) return 0.0;
+  if (!std::isfinite(err)) return err;  // finite values whose difference overflows (+-max)
+  // Divide by a power of two as a scaling of the exponent; the quotient overflows only for
+  // float64 errors above ~8.9e-16 against a zero/subnormal e: saturate there.
+  const double ulp = ulp_in(e, mantissa_digits, min_exponent);
+  const int scale = -std::ilogb(ulp);
+  int err_exp = 0;
+  std::frexp(err, &err_exp);
+  if (err_exp + scale > std::numeric_limits<double>::max_exponent) return std::numeric_limits<double>::max();
+  return std::ldexp(err, scale);
+}
+
+double ulp_of(double e, c10::ScalarType dtype) {
+  const FloatFormat f = checked_format(dtype);
+  if (!std::isfinite(e)) return std::numeric_limits<double>::quiet_NaN();
+  return ulp_in(round_to(e, dtype), f.mantissa_digits, f.min_exponent);
+}
+
+double ulp_error(double a, double e, c10::ScalarType dtype) {
+  const FloatFormat f = checked_format(dtype);
+  if (std::isnan(a) || std::isnan(e)) throw std::invalid_argument("ULP error is undefined for NaN");
+  const double ar = round_to(a, dtype), er = round_to(e, dtype);
+  if (ar == er) return 0.0;
+  if (!std::isfinite(ar) || !std::isfinite(er)) return std::numeric_limits<double>::infinity();
+  return ulp_error_in(ar, er, f.mantissa_digits, f.min_exponent);
+}
 
 std::uint64_t ulp_distance(double a, double b, c10::ScalarType dtype) {
   const int width = float_bit_width(dtype);

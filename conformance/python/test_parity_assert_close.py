@@ -5,10 +5,11 @@ edges: values a few ULPs either side of the tolerance boundary, +-0, +-inf, NaN,
 the largest finite values, explicit tolerances (including zero), equal_nan both ways, shape
 and dtype mismatches. For every pair the crossdev verdict must equal assert_close's, and the
 reported mismatch count, first mismatching index, max abs/rel error and max ULP distance must
-equal values computed here independently (plain Python on the raw bits for the ULPs).
+equal values computed here independently (plain Python, from torch.finfo, for the ULP error).
 """
 import math
 import random
+import sys
 
 import pytest
 import torch
@@ -55,14 +56,29 @@ def ordered(bits, width):
     return -(bits & (sign - 1)) if bits & sign else bits
 
 
+def ulp_of(y, dtype):
+    """ulp(e) as docs/parity.md defines it: eps * 2^floor(log2|e|) for normal e, and the smallest
+    normal's ulp (eps * tiny) for zero and subnormals."""
+    fi = torch.finfo(dtype)
+    if abs(y) < fi.tiny:
+        return fi.eps * fi.tiny
+    return fi.eps * 2.0 ** (math.frexp(abs(y))[1] - 1)
+
+
+def ulp_error(x, y, dtype):
+    """|a - e| / ulp(e); saturates at the largest double where only the quotient overflows."""
+    abs_err = abs(x - y)
+    if dtype not in WIDTH:
+        return abs_err
+    q = abs_err / ulp_of(y, dtype)
+    return sys.float_info.max if math.isinf(q) and math.isfinite(abs_err) else q
+
+
 def expected_metrics(actual, expected, equal_nan):
     """max abs / rel / ULP over all elements, as docs/parity.md defines them."""
     a64, e64 = actual.double().reshape(-1).tolist(), expected.double().reshape(-1).tolist()
-    width = WIDTH.get(actual.dtype)
-    a_bits = actual.contiguous().view(BITS[actual.dtype]).reshape(-1).tolist()
-    e_bits = expected.contiguous().view(BITS[expected.dtype]).reshape(-1).tolist()
     max_abs = max_rel = max_ulp = 0.0
-    for x, y, xb, yb in zip(a64, e64, a_bits, e_bits):
+    for x, y in zip(a64, e64):
         if x == y or (math.isnan(x) and math.isnan(y) and equal_nan):
             continue
         if not (math.isfinite(x) and math.isfinite(y)):
@@ -70,7 +86,7 @@ def expected_metrics(actual, expected, equal_nan):
         abs_err = abs(x - y)
         max_abs = max(max_abs, abs_err)
         max_rel = max(max_rel, math.inf if y == 0 else abs_err / abs(y))
-        max_ulp = max(max_ulp, float(abs(ordered(xb, width) - ordered(yb, width))))
+        max_ulp = max(max_ulp, ulp_error(x, y, actual.dtype))
     return max_abs, max_rel, max_ulp
 
 
@@ -216,3 +232,45 @@ def test_ulp_distance_matches_the_bits(parity):
             if not torch.isfinite(y).all():
                 continue
             assert parity.ulp_distance(float(x), float(y), dtype) == abs(k), (dtype, x, y, k)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: str(d).replace("torch.", ""))
+def test_ulp_error_is_in_units_of_the_expected_values_ulp(parity, dtype):
+    """max_ulp = |a - e| / ulp(e): a scaled relative error that means the same near zero, for
+    subnormals and across zero (not a count of the bit patterns in between)."""
+    fi = torch.finfo(dtype)
+    smallest_ulp = fi.eps * fi.tiny  # ulp of 0, of every subnormal and of the smallest normal
+    subnormal = fi.tiny * fi.eps
+    cases = [
+        (1.0 + fi.eps, 1.0, 1.0),
+        (-1.0, 1.0, 2.0 / fi.eps),                     # across zero: 2 / ulp(1), not ~2 * 2^(width-2) bit steps
+        (subnormal, 0.0, 1.0),                          # zero's ulp is the subnormal spacing
+        (3 * subnormal, subnormal, 2.0),                # subnormals: same spacing
+        (-subnormal, subnormal, 2.0),                   # across zero among subnormals
+        (fi.tiny + smallest_ulp, fi.tiny, 1.0),         # smallest normal
+        (math.inf, math.inf, 0.0),
+        (fi.max, math.inf, math.inf),
+    ]
+    for a, e, want in cases:
+        a_t, e_t = torch.tensor([a], dtype=dtype), torch.tensor([e], dtype=dtype)
+        assert parity.ulp_error(float(a_t), float(e_t), dtype) == want, (dtype, a, e)
+        got = parity.compare(a_t, e_t, rtol=1e30, atol=1e30) if math.isfinite(want) else parity.compare(a_t, e_t)
+        assert got["max_ulp"] == want, (dtype, a, e, got)
+    assert parity.ulp_of(0.0, dtype) == parity.ulp_of(subnormal, dtype) == parity.ulp_of(fi.tiny, dtype) == smallest_ulp
+    assert parity.ulp_of(-1.5, dtype) == parity.ulp_of(1.0, dtype) == fi.eps
+    with pytest.raises(ValueError):
+        parity.ulp_error(math.nan, 1.0, dtype)
+
+
+def test_ulp_error_of_values_near_1e_14_is_not_a_bit_distance(parity):
+    """The report once showed ulp 4.4e+18 for float64 values of order 1e-14 crossing zero: the
+    count of bit patterns between them. In units of ulp(e) it is 2e-14 / 2^-99 ~ 1.3e16, i.e. a
+    relative error of 2 (200 %) in units of float64's epsilon."""
+    a, e = torch.tensor([-1e-14], dtype=torch.float64), torch.tensor([1e-14], dtype=torch.float64)
+    got = parity.compare(a, e)
+    assert got["passed"]  # atol accepts it
+    assert got["max_ulp"] == 2e-14 / 2.0 ** -99
+    assert got["max_ulp"] < 2 * 2 / torch.finfo(torch.float64).eps
+    # Against an exact zero the float64 quotient overflows: it saturates at the largest double.
+    assert parity.compare(torch.tensor([1e-14], dtype=torch.float64),
+                          torch.tensor([0.0], dtype=torch.float64))["max_ulp"] == sys.float_info.max

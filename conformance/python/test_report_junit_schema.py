@@ -313,10 +313,6 @@ CLI = Path(os.environ.get("CROSSDEV_BUILD_DIR", Path(__file__).resolve().parents
 
 
 @pytest.mark.skipif(not CLI.exists(), reason=f"{CLI} is not built")
-@pytest.mark.xfail(reason="C++ writer: conformance/runner/bundle_writer.cpp junit_xml() formats the testsuite time "
-                          "with %.6f (line 147); junit-10.xsd's SUREFIRE_TIME allows at most 3 decimals: use %.3f "
-                          "(and for the testcase time, line 156). Remove this marker once fixed.",
-                   raises=SchemaError, strict=False)
 def test_cli_junit_validates(tmp_path, repo_root):
     junit = tmp_path / "junit.xml"
     proc = subprocess.run([str(CLI), "run", "--matrix", str(repo_root / "matrices" / "redirect_table.yaml"),

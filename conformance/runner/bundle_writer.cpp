@@ -1,9 +1,14 @@
 #include "runner/bundle_writer.h"
 
+#include <cmath>
+
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <random>
+
+#include <unistd.h>
 
 #include "util/json.h"
 
@@ -46,10 +51,24 @@ void write_summary(json::Writer& w, const std::vector<CaseResult>& cases) {
 
 }  // namespace
 
+std::string new_run_id() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+  std::random_device rd;
+  char out[96];
+  std::snprintf(out, sizeof out, "%s-%ld-%08x", stamp, static_cast<long>(::getpid()), static_cast<unsigned>(rd()));
+  return out;
+}
+
 std::string bundle_json(const BundleInput& in) {
   json::Writer w;
   w.begin_object();
   w.field("schema", "crossdev.bundle").field("schema_version", kBundleSchemaVersion).field("created_utc", utc_now());
+  if (!in.run_id.empty()) w.field("run_id", in.run_id);
+  if (!in.interrupted.empty()) w.field("interrupted", in.interrupted);
   w.key("tool").begin_object().field("name", "crossdev").field("version", "0.1.0").end_object();
 
   const auto& t = in.target;
@@ -129,7 +148,7 @@ std::string xml_escape(const std::string& text) {
   return out;
 }
 
-std::string junit_xml(const std::vector<CaseResult>& cases, const ExecutionTarget& target) {
+std::string junit_xml(const std::vector<CaseResult>& cases, const ExecutionTarget& target, const std::string& run_id) {
   std::map<std::string, std::vector<const CaseResult*>> by_suite;
   for (const auto& c : cases) by_suite[c.suite].push_back(&c);
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"crossdev\">\n";
@@ -142,18 +161,22 @@ std::string junit_xml(const std::vector<CaseResult>& cases, const ExecutionTarge
       skipped += c->status == Status::Skip || c->status == Status::XFail;
       time += c->duration_s;
     }
+    // junit-10.xsd's SUREFIRE_TIME: a plain decimal with at most 3 places; nan, inf and -0 are
+    // written as 0.000 so every consumer's schema accepts the file.
+    const auto junit_time = [](double t) { return std::isfinite(t) && t > 0 ? t : 0.0; };
     char header[512];
     std::snprintf(header, sizeof header,
-                  "  <testsuite name=\"crossdev.%s\" tests=\"%zu\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" time=\"%.6f\">\n",
-                  xml_escape(suite).c_str(), list.size(), failures, errors, skipped, time);
+                  "  <testsuite name=\"crossdev.%s\" tests=\"%zu\" failures=\"%d\" errors=\"%d\" skipped=\"%d\" time=\"%.3f\">\n",
+                  xml_escape(suite).c_str(), list.size(), failures, errors, skipped, junit_time(time));
     out += header;
     out += "    <properties>\n      <property name=\"device_kind\" value=\"" + xml_escape(target.device_kind) +
            "\"/>\n      <property name=\"simulated\" value=\"" + (target.simulated ? "true" : "false") +
-           "\"/>\n    </properties>\n";
+           "\"/>\n" + (run_id.empty() ? std::string() : "      <property name=\"run_id\" value=\"" + xml_escape(run_id) + "\"/>\n") +
+           "    </properties>\n";
     for (const auto* c : list) {
       // The execution label is part of the classname so no CI view can show a simulated pass as real.
       char tc[128];
-      std::snprintf(tc, sizeof tc, "\" time=\"%.6f\"", c->duration_s);
+      std::snprintf(tc, sizeof tc, "\" time=\"%.3f\"", junit_time(c->duration_s));
       out += "    <testcase classname=\"crossdev." + xml_escape(suite) + "." + execution_name(c->execution) +
              "\" name=\"" + xml_escape(c->id) + tc;
       const std::string msg = xml_escape(c->message);

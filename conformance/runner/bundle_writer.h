@@ -20,10 +20,16 @@ struct BundleInput {
   const std::vector<CaseResult>* cases = nullptr;
   std::string benchmarks_json;         // pre-serialised Google Benchmark JSON, "" for none
   std::string device_log_json;         // pre-serialised device-operation log summary, "" for none
+  std::string run_id;                  // shared with the JUnit file of the same run; "" for none
+  std::string interrupted;             // "SIGINT"/"SIGTERM" when the run was stopped early; "" otherwise
 };
 
 std::string bundle_json(const BundleInput& input);
-std::string junit_xml(const std::vector<CaseResult>& cases, const ExecutionTarget& target);
+// run_id (when not empty) is a property of every testsuite: the bundle carries the same one.
+std::string junit_xml(const std::vector<CaseResult>& cases, const ExecutionTarget& target, const std::string& run_id = "");
+
+// A run id unique to this run: "<UTC yyyymmddThhmmssZ>-<pid>-<random hex>".
+std::string new_run_id();
 std::string xml_escape(const std::string& text);
 
 }  // namespace crossdev::conformance

@@ -6,9 +6,12 @@
 #include <vector>
 
 #include "matrix/matrix.h"
+#include "matrix/matrix_read.h"
 
 namespace crossdev::conformance {
 
-std::vector<MatrixFile> load_catalog(const std::string& path);  // throws MatrixError
+// Throws MatrixError for anything it cannot read: a missing or unreadable path or folder, a
+// *.yaml entry that is not a regular file (a FIFO, a looping symlink), a file above max_bytes.
+std::vector<MatrixFile> load_catalog(const std::string& path, std::uintmax_t max_bytes = kDefaultMaxMatrixBytes);
 
 }  // namespace crossdev::conformance

@@ -8,9 +8,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include "runner/case_codec.h"
+#include "runner/interrupt.h"
 
 extern char** environ;
 
@@ -18,15 +20,19 @@ namespace crossdev::conformance {
 namespace {
 
 constexpr int kWorkerFd = 3;
+constexpr long kFinished = -1, kDiedBeforeAnyRow = -2, kInterrupted = -3;
 
 struct Worker {
   pid_t pid = -1;
   int fd = -1;
 };
 
+// The worker leads its own process group, so the terminal's Ctrl-C reaches only this process
+// (which then stops the worker and writes the bundle) and a kill takes any grandchildren too;
+// the worker also asks for SIGKILL when this process dies (prctl in `crossdev run --worker`).
 Worker spawn_worker(const IsolationOptions& opt, const MatrixFile& file, std::size_t start_row) {
   int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::vector<std::string> args = {opt.executable, "run", "--worker", "--matrix", file.path, "--start-row",
                                    std::to_string(start_row)};
   args.insert(args.end(), opt.extra_args.begin(), opt.extra_args.end());
@@ -38,9 +44,22 @@ Worker spawn_worker(const IsolationOptions& opt, const MatrixFile& file, std::si
   // Close the read end first: it may itself be fd 3, the slot the write end is moved to.
   posix_spawn_file_actions_addclose(&actions, fds[0]);
   posix_spawn_file_actions_adddup2(&actions, fds[1], kWorkerFd);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults, none;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  ::setenv("CROSSDEV_WORKER_PARENT", std::to_string(::getpid()).c_str(), 1);
   Worker w;
-  const int rc = posix_spawn(&w.pid, opt.executable.c_str(), &actions, nullptr, argv.data(), environ);
+  const int rc = posix_spawn(&w.pid, opt.executable.c_str(), &actions, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
   ::close(fds[1]);
   if (rc != 0) {
     ::close(fds[0]);
@@ -48,6 +67,11 @@ Worker spawn_worker(const IsolationOptions& opt, const MatrixFile& file, std::si
   }
   w.fd = fds[0];
   return w;
+}
+
+void kill_worker(const Worker& w) {
+  ::kill(-w.pid, SIGKILL);  // its process group
+  ::kill(w.pid, SIGKILL);
 }
 
 std::string describe_exit(int status) {
@@ -59,29 +83,55 @@ std::string describe_exit(int status) {
   return "worker ended abnormally";
 }
 
-// Reads one worker until it ends. Returns the index of the row that was running when it died,
-// -1 when it finished cleanly (DONE), or -2 when it died before starting any row.
-long read_worker(Worker& w, const MatrixFile& file, const IsolationOptions& opt, const ResultCallback& emit,
-                 std::string* failure) {
+void reap(const Worker& w, int* status) {
+  while (::waitpid(w.pid, status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+// Reads one worker until it ends. Returns the index of the row that was running when it died
+// (or when the run was interrupted, through *in_flight with kInterrupted), kFinished when it
+// finished cleanly (DONE), or kDiedBeforeAnyRow. A row's cases are passed on only once the row
+// is complete (the next ROW line or DONE), so a row cut short never reports half of its cases.
+long read_worker(Worker& w, const IsolationOptions& opt, const ResultCallback& emit, std::string* failure,
+                 long* in_flight) {
   std::string buffer;
   long current = -1;
   bool done = false;
+  std::vector<CaseResult> row_cases;
+  auto flush_row = [&] {
+    for (const auto& r : row_cases) emit(r);
+    row_cases.clear();
+  };
   auto row_started = std::chrono::steady_clock::now();
+  const int stop = stop_fd();
   for (;;) {
-    pollfd p{w.fd, POLLIN, 0};
+    if (stop_signal() != 0 && !done) {
+      kill_worker(w);
+      int status = 0;
+      reap(w, &status);
+      ::close(w.fd);
+      *in_flight = current;
+      return kInterrupted;
+    }
+    pollfd p[2] = {{w.fd, POLLIN, 0}, {stop, POLLIN, 0}};
     const double left_s = opt.row_timeout_s -
                           std::chrono::duration<double>(std::chrono::steady_clock::now() - row_started).count();
-    const int ready = ::poll(&p, 1, left_s <= 0 ? 0 : static_cast<int>(left_s * 1000) + 1);
+    const int ready = ::poll(p, stop >= 0 ? 2 : 1, left_s <= 0 ? 0 : static_cast<int>(left_s * 1000) + 1);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+    }
     if (ready == 0) {  // timed out: the row in flight hangs
-      ::kill(w.pid, SIGKILL);
+      kill_worker(w);
       int status = 0;
-      ::waitpid(w.pid, &status, 0);
+      reap(w, &status);
       ::close(w.fd);
       char msg[96];
       std::snprintf(msg, sizeof msg, "timed out after %.0f s (worker killed)", opt.row_timeout_s);
       *failure = msg;
-      return current < 0 ? -2 : current;
+      return current < 0 ? kDiedBeforeAnyRow : current;
     }
+    if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;  // only the stop pipe: checked above
     char chunk[65536];
     const ssize_t n = ::read(w.fd, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
@@ -92,12 +142,14 @@ long read_worker(Worker& w, const MatrixFile& file, const IsolationOptions& opt,
       const std::string line = buffer.substr(0, nl);
       buffer.erase(0, nl + 1);
       if (line.rfind("ROW ", 0) == 0) {
-        current = std::stol(line.substr(4));
+        flush_row();
+        current = std::strtol(line.c_str() + 4, nullptr, 10);
         row_started = std::chrono::steady_clock::now();
       } else if (line == "DONE") {
+        flush_row();
         done = true;
       } else if (auto r = decode_case(line)) {
-        emit(*r);
+        row_cases.push_back(std::move(*r));
       } else if (auto e = decode_oplog(line)) {
         manager::OpLog::global().record(std::move(*e));
       }
@@ -105,11 +157,11 @@ long read_worker(Worker& w, const MatrixFile& file, const IsolationOptions& opt,
   }
   ::close(w.fd);
   int status = 0;
-  ::waitpid(w.pid, &status, 0);
+  reap(w, &status);
   const bool clean_exit = WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 1);
-  if (done && clean_exit) return -1;
+  if (done && clean_exit) return kFinished;
   *failure = describe_exit(status);
-  return current < 0 ? -2 : current;
+  return current < 0 ? kDiedBeforeAnyRow : current;
 }
 
 }  // namespace
@@ -121,15 +173,26 @@ std::vector<CaseResult> run_isolated(const std::vector<MatrixFile>& catalog, con
     if (on_result) on_result(r);
     all.push_back(r);
   };
+  bool interrupted = false;
   for (const auto& file : catalog) {
     const Suite* suite = find_suite(file.suite);
     std::size_t start = 0;
-    while (start < file.rows.size()) {
+    while (!interrupted && start < file.rows.size()) {
+      if (stop_signal() != 0) {
+        interrupted = true;
+        break;
+      }
       Worker w = spawn_worker(opt, file, start);
       std::string failure;
-      const long died_at = read_worker(w, file, opt, emit, &failure);
-      if (died_at == -1) break;
-      if (died_at == -2) {  // the worker could not even start: every remaining row is an error
+      long in_flight = -1;
+      const long died_at = read_worker(w, opt, emit, &failure, &in_flight);
+      if (died_at == kFinished) break;
+      if (died_at == kInterrupted) {
+        interrupted = true;
+        start = in_flight < 0 ? start : static_cast<std::size_t>(in_flight);
+        break;
+      }
+      if (died_at == kDiedBeforeAnyRow) {  // the worker could not even start: every remaining row is an error
         for (std::size_t i = start; i < file.rows.size(); ++i) {
           CaseResult err = result_for(file.rows[i], *suite);
           err.status = Status::Error;
@@ -147,13 +210,17 @@ std::vector<CaseResult> run_isolated(const std::vector<MatrixFile>& catalog, con
       emit(crash);
       start = static_cast<std::size_t>(died_at) + 1;
     }
+    if (interrupted) {
+      for (std::size_t i = start; i < file.rows.size(); ++i) emit(interrupted_result(file.rows[i], *suite));
+      start = 0;  // later files: every row
+    }
   }
   return all;
 }
 
 int run_worker(const MatrixFile& file, const RunContext& ctx, std::size_t start_row, int fd) {
   std::FILE* out = ::fdopen(fd, "w");
-  if (!out) return 3;
+  if (!out) return 2;
   const Suite* suite = find_suite(file.suite);
   std::size_t log_sent = manager::OpLog::global().size();
   for (std::size_t i = start_row; i < file.rows.size(); ++i) {

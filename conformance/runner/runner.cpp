@@ -1,7 +1,10 @@
 #include "runner/runner.h"
 
+#include "runner/interrupt.h"
+
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <thread>
@@ -39,8 +42,12 @@ namespace {
 // row die like a segfaulting kernel, or hang like a deadlocked one.
 void apply_fault_hooks(const Row& row) {
   if (const char* id = std::getenv("CROSSDEV_TEST_CRASH_ROW"); id && row.id() == id) std::raise(SIGSEGV);
-  if (const char* id = std::getenv("CROSSDEV_TEST_HANG_ROW"); id && row.id() == id)
+  if (const char* id = std::getenv("CROSSDEV_TEST_HANG_ROW"); id && row.id() == id) {
+    // CROSSDEV_TEST_HANG_MARKER=path: created when the hang starts, so a test knows the rows
+    // before it are done (test_cli_reliability.py interrupts the run there).
+    if (const char* marker = std::getenv("CROSSDEV_TEST_HANG_MARKER")) std::fclose(std::fopen(marker, "w"));
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+  }
 }
 
 }  // namespace
@@ -69,6 +76,12 @@ std::vector<CaseResult> run_catalog(const std::vector<MatrixFile>& catalog, cons
   for (const auto& file : catalog) {
     const Suite* suite = find_suite(file.suite);
     for (const auto& row : file.rows) {
+      if (stop_signal() != 0) {  // SIGINT/SIGTERM: the rows not yet run are reported, not run
+        CaseResult r = interrupted_result(row, *suite);
+        if (on_result) on_result(r);
+        all.push_back(std::move(r));
+        continue;
+      }
       for (auto& r : run_row(*suite, row, ctx)) {
         if (on_result) on_result(r);
         all.push_back(std::move(r));

@@ -66,7 +66,11 @@ void bind_parity(py::module_& root) {
       py::arg("dtype"), "(rtol, atol) that assert_close uses by default for dtype.");
 
   m.def("ulp_distance", &parity::ulp_distance, py::arg("a"), py::arg("b"), py::arg("dtype"),
-        "Distance of a and b (rounded to dtype) in units in the last place, via the ordered-integer representation.");
+        "Representable steps between a and b (rounded to dtype), via the ordered-integer representation.");
+  m.def("ulp_of", &parity::ulp_of, py::arg("e"), py::arg("dtype"),
+        "ulp(e) in dtype: 2^(exponent - mantissa bits) for normal e; the smallest normal's ulp for 0 and subnormals.");
+  m.def("ulp_error", &parity::ulp_error, py::arg("actual"), py::arg("expected"), py::arg("dtype"),
+        "|actual - expected| / ulp(expected), both rounded to dtype: the max_ulp metric of compare().");
 }
 
 }  // namespace crossdev::python

@@ -187,5 +187,66 @@ TEST(Ulp, OrderedIntegerDistance) {
   EXPECT_THROW(ulp_distance(1.0, 1.0, at::kInt), std::invalid_argument);
 }
 
+
+// max_ulp is |a - e| / ulp(e) (docs/parity.md): ulp of 0 and of subnormals is the smallest
+// normal's ulp, per dtype.
+TEST(Ulp, UlpOfEachDtype) {
+  EXPECT_EQ(ulp_of(1.0, at::kDouble), std::ldexp(1.0, -52));
+  EXPECT_EQ(ulp_of(1.0, at::kFloat), std::ldexp(1.0, -23));
+  EXPECT_EQ(ulp_of(1.0, at::kHalf), std::ldexp(1.0, -10));
+  EXPECT_EQ(ulp_of(1.0, at::kBFloat16), std::ldexp(1.0, -7));
+  EXPECT_EQ(ulp_of(-3.0, at::kFloat), std::ldexp(1.0, -22));
+  EXPECT_EQ(ulp_of(0.0, at::kDouble), std::ldexp(1.0, -1074));
+  EXPECT_EQ(ulp_of(0.0, at::kFloat), std::ldexp(1.0, -149));
+  EXPECT_EQ(ulp_of(-0.0, at::kHalf), std::ldexp(1.0, -24));
+  EXPECT_EQ(ulp_of(0.0, at::kBFloat16), std::ldexp(1.0, -133));
+  // Subnormals and the smallest normal share zero's ulp.
+  EXPECT_EQ(ulp_of(std::numeric_limits<double>::denorm_min() * 5, at::kDouble), std::ldexp(1.0, -1074));
+  EXPECT_EQ(ulp_of(std::numeric_limits<float>::min(), at::kFloat), std::ldexp(1.0, -149));
+  EXPECT_EQ(ulp_of(std::ldexp(1.0, -20), at::kHalf), std::ldexp(1.0, -24));  // a float16 subnormal
+  EXPECT_TRUE(std::isnan(ulp_of(std::numeric_limits<double>::infinity(), at::kFloat)));
+  EXPECT_THROW(ulp_of(1.0, at::kInt), std::invalid_argument);
+}
+
+TEST(Ulp, ErrorInUnitsOfTheExpectedValuesUlp) {
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(ulp_error(1.0 + std::ldexp(1.0, -23), 1.0, at::kFloat), 1.0);
+  EXPECT_EQ(ulp_error(1.0 - std::ldexp(1.0, -24), 1.0, at::kFloat), 0.5);  // below 1 the spacing halves
+  // Across zero: 2 / ulp(1), not the ~2^31 bit patterns between -1 and 1.
+  EXPECT_EQ(ulp_error(-1.0, 1.0, at::kFloat), std::ldexp(1.0, 24));
+  // Near zero and across it, in units of the expected value's ulp (float64 ~1e-14: the report's
+  // "ulp 4.4e+18" was the bit distance).
+  EXPECT_EQ(ulp_error(-1e-14, 1e-14, at::kDouble), 2e-14 / std::ldexp(1.0, -99));
+  EXPECT_LT(ulp_error(-1e-14, 1e-14, at::kDouble), 1.3e16);
+  // Subnormals: float32's spacing there is 2^-149.
+  const double sub = std::numeric_limits<float>::denorm_min();
+  EXPECT_EQ(ulp_error(sub, 0.0, at::kFloat), 1.0);
+  EXPECT_EQ(ulp_error(-sub, sub, at::kFloat), 2.0);
+  EXPECT_EQ(ulp_error(std::ldexp(1.0, -24), 0.0, at::kHalf), 1.0);
+  EXPECT_EQ(ulp_error(std::ldexp(1.0, -133), 0.0, at::kBFloat16), 1.0);
+  // Non-finite: equal infinities are no error, anything else against an infinity is inf.
+  EXPECT_EQ(ulp_error(inf, inf, at::kDouble), 0.0);
+  EXPECT_EQ(ulp_error(65504.0, inf, at::kHalf), inf);
+  EXPECT_EQ(ulp_error(-inf, inf, at::kFloat), inf);
+  EXPECT_THROW(ulp_error(std::nan(""), 1.0, at::kFloat), std::invalid_argument);
+  // float64 against an exact zero: the quotient exceeds the double range and saturates.
+  EXPECT_EQ(ulp_error(1e-14, 0.0, at::kDouble), std::numeric_limits<double>::max());
+}
+
+TEST(Compare, MaxUlpNearAndAcrossZeroIsTheUlpError) {
+  // Values of order 1e-14 on both sides of zero, within atol: the metric is 2e-14 / ulp(1e-14).
+  const auto e = at::tensor(std::vector<double>{1e-14, 0.5}, at::kDouble);
+  const auto a = at::tensor(std::vector<double>{-1e-14, 0.5}, at::kDouble);
+  const Comparison c = compare(a, e);
+  EXPECT_TRUE(c.pass);
+  EXPECT_EQ(c.max_ulp, 2e-14 / std::ldexp(1.0, -99));
+  EXPECT_LT(c.max_ulp, 1e17);  // the bit-pattern distance was ~9.2e18
+  // float32 subnormals
+  const float sub = std::numeric_limits<float>::denorm_min();
+  EXPECT_EQ(compare(f32({-sub, 3 * sub}), f32({sub, sub})).max_ulp, 2.0);
+  // A mismatch against an infinity stays inf.
+  EXPECT_TRUE(std::isinf(compare(f32({1.0f}), f32({std::numeric_limits<float>::infinity()})).max_ulp));
+}
+
 }  // namespace
 }  // namespace crossdev::parity

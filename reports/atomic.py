@@ -22,3 +22,29 @@ def write_text_atomically(path, text: str) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def write_set_atomically(files) -> None:
+    """Writes every (path, text) to its temp file first, then renames them all: a failure while
+    writing leaves every previous output in place, never a new index.html beside an old junit.xml."""
+    staged = []
+    try:
+        for path, text in files:
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            staged.append((tmp, path))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o644)
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    except BaseException:
+        for tmp, _ in staged:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+        raise

@@ -17,7 +17,7 @@ if __package__ in (None, ""):  # run as a script: make `reports` importable, not
     _root = str(Path(__file__).resolve().parent.parent)
     sys.path[:] = [_root] + [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from reports.atomic import write_text_atomically  # noqa: E402
+from reports.atomic import write_set_atomically  # noqa: E402
 from reports.junit import render_junit  # noqa: E402
 from reports.merge import merge  # noqa: E402
 from reports.summary_md import render_markdown  # noqa: E402
@@ -65,8 +65,7 @@ def run(argv=None) -> int:
         "junit.xml": render_junit(report),
     }
     try:
-        for name, text in outputs.items():
-            write_text_atomically(out / name, text)
+        write_set_atomically((out / name, text) for name, text in outputs.items())
     except OSError as e:
         print(f"render.py: error: cannot write {e.filename or out}: {e.strerror}", file=sys.stderr)
         return EXIT_BAD_INPUT

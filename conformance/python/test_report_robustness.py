@@ -229,3 +229,28 @@ def test_command_lines_render_an_inf_bundle(tmp_path, repo_root):
 def test_sample_bundles_are_unchanged_by_the_checks():
     for doc in sample.demo_bundles().values():
         parse_bundle(json.dumps(copy.deepcopy(doc)), "demo.json")
+
+
+def test_render_replaces_its_three_outputs_as_one_set(tmp_path, monkeypatch):
+    """A failure while writing any output leaves all three previous outputs untouched."""
+    import os as _os
+    from reports import atomic, render, sample
+    bundle = tmp_path / "b.json"
+    bundle.write_text(__import__("json").dumps(sample.bundle("cpu", [sample.case("r.a", "redirect")])))
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("index.html", "summary.md", "junit.xml"):
+        (out / name).write_text("old " + name)
+    real_replace = _os.replace
+    calls = []
+
+    def failing_fsync(fd):
+        calls.append(fd)
+        if len(calls) == 3:  # the third file fails before any rename
+            raise OSError(28, "No space left on device")
+    monkeypatch.setattr(atomic.os, "fsync", failing_fsync)
+    assert render.run([str(bundle), "--out", str(out)]) == 2
+    for name in ("index.html", "summary.md", "junit.xml"):
+        assert (out / name).read_text() == "old " + name
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
+    monkeypatch.setattr(atomic.os, "replace", real_replace)

@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import crossdev  # noqa: F401  (registers torch.ops.crossdev)
+from op_samples import op_arguments
 
 OPS = crossdev.ops.op_names()
 DTYPES = [torch.float32, torch.bfloat16, torch.float64]
@@ -26,28 +27,8 @@ def sim_backend():
     crossdev.sim.set_profile("plain")
 
 
-def schema_arguments(op):
-    return getattr(torch.ops.crossdev, op).default._schema.arguments
-
-
 def sample(op, shape_set, dtype, device, requires_grad=True):
-    """The op's portable inputs as the positional arguments of torch.ops.crossdev.<op>."""
-    made = crossdev.ops.make_inputs(op, shape_set, dtype, device, 0)
-    grad_inputs = set(crossdev.ops.grad_inputs(op))
-    args = []
-    for arg in schema_arguments(op):
-        if isinstance(arg.type, torch.TensorType) or "Tensor" in str(arg.type):
-            t = made["tensors"].get(arg.name)
-            if t is not None and requires_grad and arg.name in grad_inputs and t.is_floating_point():
-                t = t.detach().requires_grad_(True)
-            args.append(t)
-        elif arg.name == "training":
-            args.append(made["training"])
-        elif arg.name == "seed":
-            args.append(made["seed"])
-        else:
-            args.append(made["scalars"].get(arg.name, arg.default_value))
-    return args
+    return op_arguments(op, shape_set, dtype, device, requires_grad)
 
 
 def cases():

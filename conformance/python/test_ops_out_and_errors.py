@@ -6,23 +6,13 @@ import pytest
 import torch
 
 import crossdev  # noqa: F401
+from op_samples import op_arguments
 
 OPS = crossdev.ops.op_names()
 
 
 def inputs(op, device="cpu", dtype=torch.float32, shape_set="odd_tail"):
-    made = crossdev.ops.make_inputs(op, shape_set, dtype, device, 0)
-    args = []
-    for arg in getattr(torch.ops.crossdev, op).default._schema.arguments:
-        if "Tensor" in str(arg.type):
-            args.append(made["tensors"].get(arg.name))
-        elif arg.name == "training":
-            args.append(made["training"])
-        elif arg.name == "seed":
-            args.append(made["seed"])
-        else:
-            args.append(made["scalars"].get(arg.name, arg.default_value))
-    return args
+    return op_arguments(op, shape_set, dtype, device)
 
 
 @pytest.mark.parametrize("op", OPS)

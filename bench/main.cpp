@@ -1,6 +1,8 @@
 // crossdev_bench: Google Benchmark cases registered from matrices/bench/bench.yaml.
 // Exit codes: 0 ran, 2 bad input (flags, matrix: "file:line: ..."), 1 other failure.
 #include <ATen/Parallel.h>
+
+#include <c10/util/StringUtil.h>
 #include <benchmark/benchmark.h>
 #include <torch/version.h>
 
@@ -17,12 +19,6 @@
 
 namespace crossdev::bench {
 namespace {
-
-std::string join(const std::vector<std::string>& items, const char* sep) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : sep) + item;
-  return out;
-}
 
 std::string format_gbps(double bytes_per_second) {
   std::ostringstream out;
@@ -56,7 +52,7 @@ void add_context(const BenchOptions& options, const std::map<std::string, Bandwi
     benchmark::AddCustomContext(key + "_method", m.method + ", best of " + std::to_string(m.trials) + " trials, " +
                                                      std::to_string(m.bytes_per_pass) + " bytes per pass");
   }
-  if (!not_run.empty()) benchmark::AddCustomContext("crossdev_not_run", join(not_run, "; "));
+  if (!not_run.empty()) benchmark::AddCustomContext("crossdev_not_run", c10::Join("; ", not_run));
 }
 
 int run(int argc, char** argv) {

@@ -1,7 +1,7 @@
 // RedirectPolicy::resolve() benchmarks: the foundation's target is a decision in under 100 ns
 // with zero heap allocations on the hot path. `allocs_per_op` counts global operator new calls
 // inside the timed loop (alloc_counter.h), so a regression that allocates shows up as a number,
-// not a guess. The host is a profile (data): resolve() is a pure function of it.
+// not a guess. The host is a profile (data): resolve() depends only on it, the request and the state.
 #include <benchmark/benchmark.h>
 
 #include "alloc_counter.h"

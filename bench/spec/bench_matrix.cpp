@@ -1,5 +1,7 @@
 #include "spec/bench_matrix.h"
 
+#include <c10/util/StringUtil.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -11,12 +13,6 @@ namespace crossdev::bench {
 namespace {
 
 using conformance::Row;
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
 
 // Parses every element of a scalar-or-list key through `parse`; a bad element fails naming it.
 template <typename T, typename Parse>
@@ -45,7 +41,7 @@ void parse_op(const Row& row, RowHeader header, BenchMatrix& out) {
   if (!op.op) {
     std::vector<std::string> known;
     for (const ops::OpSpec* spec : ops::all_ops()) known.emplace_back(spec->name());
-    row.fail("op", "unknown op '" + name + "'; expected one of " + join(known));
+    row.fail("op", "unknown op '" + name + "'; expected one of " + c10::Join(", ", known));
   }
   const BenchLayout* layout = find_bench_layout(name);
   if (!layout) row.fail("op", "op '" + name + "' has no bench layout (bench/model/sized_inputs.cpp)");
@@ -179,13 +175,13 @@ BenchMatrix load_bench_matrix(const std::string& path) {
 
     const std::string kind_name = row.str("kind");
     const Kind* kind = find_kind(kind_name);
-    if (!kind) row.fail("kind", "unknown kind '" + kind_name + "'; expected one of " + join(kind_names()));
+    if (!kind) row.fail("kind", "unknown kind '" + kind_name + "'; expected one of " + c10::Join(", ", kind_names()));
     std::vector<std::string> allowed = {"id", "source", "intent", "kind", "profile"};
     allowed.insert(allowed.end(), kind->required.begin(), kind->required.end());
     allowed.insert(allowed.end(), kind->optional.begin(), kind->optional.end());
     for (const std::string& key : row.keys()) {
       if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        row.fail(key, "key '" + key + "' does not apply to kind '" + kind_name + "'; expected one of " + join(allowed));
+        row.fail(key, "key '" + key + "' does not apply to kind '" + kind_name + "'; expected one of " + c10::Join(", ", allowed));
       }
     }
     for (const std::string& key : kind->required) {
@@ -205,8 +201,8 @@ BenchMatrix load_bench_matrix(const std::string& path) {
 std::string bench_kind_summary() {
   std::string out;
   for (const Kind& kind : kinds()) {
-    out += std::string("  ") + kind.name + ": requires " + (kind.required.empty() ? "-" : join(kind.required)) +
-           "; optional " + join(kind.optional) + "\n";
+    out += std::string("  ") + kind.name + ": requires " + (kind.required.empty() ? "-" : c10::Join(", ", kind.required)) +
+           "; optional " + c10::Join(", ", kind.optional) + "\n";
   }
   return out;
 }

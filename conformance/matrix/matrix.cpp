@@ -1,5 +1,7 @@
 #include "matrix/matrix.h"
 
+#include <c10/util/StringUtil.h>
+
 #include "matrix/matrix_read.h"
 #include "util/input_file.h"
 
@@ -20,12 +22,6 @@ namespace {
 int line_of(const YAML::Node& node, int fallback) {
   const YAML::Mark mark = node.Mark();
   return mark.is_null() || mark.line < 0 ? fallback : mark.line + 1;
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
 }
 
 }  // namespace
@@ -584,7 +580,7 @@ MatrixFile load_matrix_file(const std::string& path, const SuiteSchema* (*schema
   auto check_key = [&](const std::string& key, int line, const char* where) {
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       throw MatrixError({path, line}, std::string("unknown key '") + key + "'" + where + " for suite '" + file.suite +
-                                          "'; expected one of " + join(allowed));
+                                          "'; expected one of " + c10::Join(", ", allowed));
     }
   };
   std::vector<Row::Field> default_fields;
@@ -615,7 +611,7 @@ MatrixFile load_matrix_file(const std::string& path, const SuiteSchema* (*schema
         const std::string prefix =
             id != fields.end() && id->kind == Row::FieldKind::Scalar ? "row '" + id->scalar + "': " : "";
         throw MatrixError({path, row_line}, prefix + "missing required key '" + key + "' (suite '" + file.suite +
-                                                "' rows need: " + join(required) + ")");
+                                                "' rows need: " + c10::Join(", ", required) + ")");
       }
     }
     file.rows.emplace_back(shared_path, row_line, std::move(fields));

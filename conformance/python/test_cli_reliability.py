@@ -23,6 +23,12 @@ ONE_ROW = ["--matrix", CONTEXT, "--filter", "ctx.autocast.cpu"]
 HANG_ROW = "ctx.inference.mps"  # the 12th row of context.yaml: 11 rows finish before it
 
 
+def hooks_library(exe):
+    """The test-only hang hook (conformance/test_hooks), loaded with --load-library: the production
+    runner reads no CROSSDEV_TEST_* variable."""
+    return str(pathlib.Path(exe).parent.parent / "lib" / "libcrossdev_test_hooks.so")
+
+
 @pytest.fixture(scope="module")
 def exe(build_dir):
     path = build_dir / "bin" / "crossdev"
@@ -233,7 +239,8 @@ def test_disk_full_at_the_end_keeps_the_results_elsewhere(exe, tmp_path):
     fallback = tmp_path / "fallback"
     fallback.mkdir()
     script = f"""
-"{exe}" run --matrix "{CONTEXT}" --out "$D/b.json" --junit "$D/j.xml" --quiet --row-timeout 3 &
+"{exe}" run --matrix "{CONTEXT}" --out "$D/b.json" --junit "$D/j.xml" --quiet --row-timeout 3 \
+  --load-library "{hooks_library(exe)}" &
 pid=$!
 while [ ! -e "{marker}" ]; do sleep 0.1; done
 head -c 64M /dev/zero > "$D/fill" 2>/dev/null
@@ -276,7 +283,7 @@ def start_hanging_run(exe, tmp_path, *extra):
     env = dict(os.environ, CROSSDEV_TEST_HANG_ROW=HANG_ROW, CROSSDEV_TEST_HANG_MARKER=str(marker))
     out, junit = tmp_path / "b.json", tmp_path / "j.xml"
     parent = subprocess.Popen([exe, "run", "--matrix", str(CONTEXT), "--out", str(out), "--junit", str(junit),
-                               "--quiet", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               "--quiet", "--load-library", hooks_library(exe), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               cwd=ROOT, env=env)
     deadline = time.monotonic() + 120
     try:

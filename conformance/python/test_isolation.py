@@ -13,8 +13,14 @@ def run(cli, tmp_path, env, *extra):
     return proc, json.loads(out.read_text())
 
 
-def test_segfaulting_row_is_a_crash_and_the_run_goes_on(cli, tmp_path):
-    proc, bundle = run(cli, tmp_path, {"CROSSDEV_TEST_CRASH_ROW": "ctx.inference.mps"})
+def hooks(build_dir):
+    """The test-only crash/hang hooks (conformance/test_hooks): the production runner reads no
+    CROSSDEV_TEST_* variable, so the hooks act only in a run that loads this library."""
+    return ("--load-library", build_dir / "lib" / "libcrossdev_test_hooks.so")
+
+
+def test_segfaulting_row_is_a_crash_and_the_run_goes_on(cli, tmp_path, build_dir):
+    proc, bundle = run(cli, tmp_path, {"CROSSDEV_TEST_CRASH_ROW": "ctx.inference.mps"}, *hooks(build_dir))
     assert proc.returncode == 1
     cases = {c["id"]: c for c in bundle["cases"]}
     crash = cases["ctx.inference.mps"]
@@ -27,13 +33,21 @@ def test_segfaulting_row_is_a_crash_and_the_run_goes_on(cli, tmp_path):
     assert bundle["summary"]["crash"] == 1
 
 
-def test_hanging_row_times_out_as_crash(cli, tmp_path):
-    proc, bundle = run(cli, tmp_path, {"CROSSDEV_TEST_HANG_ROW": "ctx.autocast.cpu"}, "--row-timeout", "2")
+def test_hanging_row_times_out_as_crash(cli, tmp_path, build_dir):
+    proc, bundle = run(cli, tmp_path, {"CROSSDEV_TEST_HANG_ROW": "ctx.autocast.cpu"}, "--row-timeout", "2", *hooks(build_dir))
     assert proc.returncode == 1
     cases = {c["id"]: c for c in bundle["cases"]}
     assert cases["ctx.autocast.cpu"]["status"] == "crash"
     assert "timed out" in cases["ctx.autocast.cpu"]["message"]
     assert cases["ctx.distributed.tpu"]["status"] == "pass"
+
+
+def test_the_production_runner_ignores_the_test_variables(cli, tmp_path):
+    """Without the hooks library the crash variable is inert: every row passes."""
+    proc, bundle = run(cli, tmp_path, {"CROSSDEV_TEST_CRASH_ROW": "ctx.inference.mps"})
+    assert proc.returncode == 0, proc.stderr
+    assert bundle["summary"]["crash"] == 0
+    assert {c["id"]: c["status"] for c in bundle["cases"]}["ctx.inference.mps"] == "pass"
 
 
 def test_in_process_mode_gives_the_same_results(cli, tmp_path):

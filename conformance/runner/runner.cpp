@@ -1,6 +1,7 @@
 #include "runner/runner.h"
 
 #include "runner/interrupt.h"
+#include "runner/row_hook.h"
 
 #include <chrono>
 #include <csignal>
@@ -37,23 +38,14 @@ std::string RunSummary::line() const {
 }
 
 namespace {
-
-// Test hooks for the crash isolation (conformance/python/test_isolation.py): make the named
-// row die like a segfaulting kernel, or hang like a deadlocked one.
-void apply_fault_hooks(const Row& row) {
-  if (const char* id = std::getenv("CROSSDEV_TEST_CRASH_ROW"); id && row.id() == id) std::raise(SIGSEGV);
-  if (const char* id = std::getenv("CROSSDEV_TEST_HANG_ROW"); id && row.id() == id) {
-    // CROSSDEV_TEST_HANG_MARKER=path: created when the hang starts, so a test knows the rows
-    // before it are done (test_cli_reliability.py interrupts the run there).
-    if (const char* marker = std::getenv("CROSSDEV_TEST_HANG_MARKER")) std::fclose(std::fopen(marker, "w"));
-    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
-  }
-}
-
+RowHook g_row_hook = nullptr;  // test-only (row_hook.h); never set in production
 }  // namespace
 
+void set_row_hook(RowHook hook) noexcept { g_row_hook = hook; }
+RowHook row_hook() noexcept { return g_row_hook; }
+
 std::vector<CaseResult> run_row(const Suite& suite, const Row& row, const RunContext& ctx) {
-  apply_fault_hooks(row);
+  if (g_row_hook) g_row_hook(row.id());
   const auto start = std::chrono::steady_clock::now();
   std::vector<CaseResult> results;
   try {

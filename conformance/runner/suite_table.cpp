@@ -5,7 +5,7 @@ namespace crossdev::conformance {
 std::vector<std::unique_ptr<Suite>> builtin_suites() {
   using Factory = std::unique_ptr<Suite> (*)();
   static constexpr Factory kFactories[] = {
-      make_redirect_suite,  // matrices/redirect.yaml: seed 002 policy table, presets, env
+      make_redirect_suite,  // matrices/redirect_{table,points,presets}.yaml: seed 002 policy table, presets, env
       make_context_suite,   // matrices/context.yaml: seeds 001/004 contexts and limits
       make_ops_suite,       // matrices/ops.yaml: seed 000 op parity (fused / fallback / torchscript)
       make_manager_suite,   // matrices/manager.yaml: device managers, capabilities, memory, streams (seeds 001-004)

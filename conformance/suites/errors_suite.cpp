@@ -18,6 +18,8 @@
 // error must be the very exception object the call raised.
 #include <unistd.h>
 
+#include "util/named_table.h"
+
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
@@ -39,20 +41,6 @@ using namespace crossdev::manager;
 
 constexpr const char* kOps[] = {"matmul", "add", "huge_alloc", "load_checkpoint"};
 constexpr const char* kResults[] = {"ok", "recovered", "rethrown", "exhausted", "recovery_failed", "rejected"};
-
-template <std::size_t N>
-bool one_of(const std::string& value, const char* const (&names)[N]) {
-  for (const char* n : names)
-    if (value == n) return true;
-  return false;
-}
-
-template <std::size_t N>
-std::string list_of(const char* const (&names)[N]) {
-  std::string out;
-  for (const char* n : names) out += (out.empty() ? "" : ", ") + std::string(n);
-  return out;
-}
 
 struct Case {
   std::string text, exception, expect_category, trigger;
@@ -106,9 +94,8 @@ Case parse_case(const Row& row) {
   c.expect_category = row.str("expect_category");
   const auto& known = required_error_categories();
   if (c.expect_category != "unclassified" && std::find(known.begin(), known.end(), c.expect_category) == known.end()) {
-    std::string list;
-    for (const auto& k : known) list += k + ", ";
-    row.fail("expect_category", "unknown category '" + c.expect_category + "'; expected one of " + list + "unclassified");
+    row.fail("expect_category", "unknown category '" + c.expect_category + "'; expected one of " + named::names(known) +
+                                    ", unclassified");
   }
   c.trigger = row.str_or("trigger", "");
   if (!c.trigger.empty() && !find_error_trigger(c.trigger))
@@ -123,7 +110,7 @@ Case parse_case(const Row& row) {
     if (c.text.empty() && c.trigger.empty()) row.fail("text", "a classification row needs 'text' or 'trigger'");
     return c;
   }
-  if (!one_of(c.op, kOps)) row.fail("op", "unknown op '" + c.op + "'; expected one of " + list_of(kOps));
+  if (!named::contains(kOps, c.op)) row.fail("op", "unknown op '" + c.op + "'; expected one of " + named::names(kOps));
   if (!c.trigger.empty()) row.fail("trigger", "a recovery row raises its error through 'op' or injection, not 'trigger'");
   const std::string host = row.str_or("host", "cpu-only");
   try {
@@ -179,7 +166,7 @@ Case parse_case(const Row& row) {
   if (c.max_attempts < 1 || c.max_attempts > 10) row.fail("max_attempts", "expected 1..10");
   c.corrupt = row.boolean_or("corrupt", false);
   c.expect_result = row.has("expect_result") ? row.str("expect_result") : "";
-  if (!one_of(c.expect_result, kResults)) row.fail("expect_result", "expected one of " + list_of(kResults));
+  if (!named::contains(kResults, c.expect_result)) row.fail("expect_result", "expected one of " + named::names(kResults));
   if (row.has("expect_recovery")) {
     c.expect_recovery = row.str_list("expect_recovery", /*allow_null=*/true);
     if (c.expect_recovery.size() == 1 && c.expect_recovery[0].empty()) c.expect_recovery.clear();

@@ -15,6 +15,10 @@
 // All rows take `host` (a named host or simulate spec; default cpu-only).
 #include <unistd.h>
 
+#include "util/named_table.h"
+
+#include <c10/util/StringUtil.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -80,12 +84,6 @@ void expect_equal(CaseResult& r, const std::string& what, const std::string& exp
   }
 }
 
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
-  return out;
-}
-
 Execution execution_of(const DeviceManager& m, const DeviceSpec& d) {
   return m.is_simulated(d) ? Execution::Simulated : Execution::Real;
 }
@@ -148,7 +146,7 @@ void run_fallback(const Row& row, DeviceManager& m, CaseResult& r, bool dry) {
   }
   r.execution = Execution::Simulated;
   r.details.emplace_back("reasons", reasons);
-  expect_equal(r, "walk", join(expect), join(walked));
+  expect_equal(r, "walk", c10::Join(", ", expect), c10::Join(", ", walked));
 }
 
 void run_auto_detect(const Row& row, DeviceManager& m, CaseResult& r, bool dry) {
@@ -219,8 +217,8 @@ void run_ensure_dtype(const Row& row, DeviceManager& m, CaseResult& r, bool dry)
   for (const auto& p : placed) got.push_back(dtype_name(p.tensor.scalar_type()));
   for (auto d : expect) want.push_back(dtype_name(d));
   for (const auto& c : casts) reasons.push_back(dtype_name(c.from) + "->" + dtype_name(c.to) + ": " + c.reason);
-  r.details.emplace_back("casts", join(reasons));
-  expect_equal(r, "dtypes", join(want), join(got));
+  r.details.emplace_back("casts", c10::Join(", ", reasons));
+  expect_equal(r, "dtypes", c10::Join(", ", want), c10::Join(", ", got));
   expect_equal(r, "casts", std::to_string(expect_casts), std::to_string(casts.size()));
   for (const auto& c : casts)
     if (c.reason.empty()) expect_equal(r, "cast reason", "non-empty", "empty");
@@ -372,14 +370,8 @@ void run_stream_event(const Row& row, DeviceManager& m, CaseResult& r, bool dry)
   const DeviceSpec device = device_key(row, "device");
   require_on_host(row, "device", m, device);
   const std::string name = row.str("scenario");
-  const Scenario* scenario = nullptr;
-  for (const auto& s : kScenarios)
-    if (name == s.name) scenario = &s;
-  if (!scenario) {
-    std::string list;
-    for (const auto& s : kScenarios) list += (list.empty() ? "" : ", ") + std::string(s.name);
-    row.fail("scenario", "unknown scenario '" + name + "'; expected one of " + list);
-  }
+  const Scenario* scenario = named::find(kScenarios, name);
+  if (!scenario) row.fail("scenario", "unknown scenario '" + name + "'; expected one of " + named::names(kScenarios));
   if (dry) return;
   r.execution = execution_of(m, device);
   expect_equal(r, name, row.str("expect"), scenario->run(m, device));
@@ -464,17 +456,15 @@ const Check& check_for(const Row& row) {
   for (const auto& c : checks()) {
     if (name != c.name) continue;
     for (const auto& key : c.required)
-      if (!row.has(key)) row.fail(key, "missing (check " + name + " needs " + join(c.required) + ")");
+      if (!row.has(key)) row.fail(key, "missing (check " + name + " needs " + c10::Join(", ", c.required) + ")");
     for (const auto& key : row.keys()) {
       if (key == "id" || key == "source" || key == "intent" || key == "check" || key == "host") continue;
       const bool known = std::count(c.required.begin(), c.required.end(), key) + std::count(c.optional.begin(), c.optional.end(), key);
-      if (!known) row.fail(key, "not a key of check " + name + " (takes " + join(c.required) + (c.optional.empty() ? "" : ", " + join(c.optional)) + ")");
+      if (!known) row.fail(key, "not a key of check " + name + " (takes " + c10::Join(", ", c.required) + (c.optional.empty() ? "" : ", " + c10::Join(", ", c.optional)) + ")");
     }
     return c;
   }
-  std::string list;
-  for (const auto& c : checks()) list += (list.empty() ? "" : ", ") + std::string(c.name);
-  row.fail("check", "unknown check '" + name + "'; expected one of " + list);
+  row.fail("check", "unknown check '" + name + "'; expected one of " + named::names(checks()));
 }
 
 // host: this — the host the run is on (real probe plus --simulate kinds); rows whose device it

@@ -17,6 +17,8 @@
 // Expectations: <matrix folder>/expectations/<device kind>.yaml (parity/expectations.h).
 #include "suites/ops_suite.h"
 
+#include <c10/util/StringUtil.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -48,12 +50,6 @@ constexpr CheckName kChecks[] = {
     {"backward", &parity::ParityConfig::backward},
     {"dropout", &parity::ParityConfig::dropout},
 };
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
 
 struct OpsRow {
   const ops::OpSpec* op = nullptr;
@@ -120,7 +116,7 @@ OpsRow parse_row(const Row& row) {
   if (!r.op) {
     std::vector<std::string> names;
     for (const ops::OpSpec* op : ops::all_ops()) names.emplace_back(op->name());
-    row.fail("op", "unknown op '" + op_name + "'; expected one of " + join(names));
+    row.fail("op", "unknown op '" + op_name + "'; expected one of " + c10::Join(", ", names));
   }
   r.devices = parse_list<DeviceKind>(row, "devices", [](const std::string& n) { return kind_from_name(n); },
                                      valid_kind_list(), {kAllDeviceKinds.begin(), kAllDeviceKinds.end()});
@@ -132,7 +128,7 @@ OpsRow parse_row(const Row& row) {
       [&](const std::string& n) {
         return std::find(op_sets.begin(), op_sets.end(), n) != op_sets.end() ? std::optional<std::string>(n) : std::nullopt;
       },
-      join(op_sets) + " (shape sets of op '" + op_name + "')", op_sets);
+      c10::Join(", ", op_sets) + " (shape sets of op '" + op_name + "')", op_sets);
   r.impls = parse_list<ops::Impl>(row, "impls", [](const std::string& n) { return ops::impl_from_name(n); },
                                   "fused, fallback, torchscript", ops::all_impls());
 

@@ -1,5 +1,7 @@
 #include "device/device_kind.h"
 
+#include "util/named_table.h"
+
 namespace crossdev {
 namespace {
 
@@ -18,16 +20,17 @@ struct Alias {
 // PyTorch/XLA wants "xla"; users (and PantheraML, seed 001) write "tpu".
 constexpr std::array<Alias, 1> kAliases = {{{"tpu", DeviceKind::XLA}}};
 
+static_assert(named::in_enum_order(kKinds, &DeviceKindInfo::kind), "kKinds rows must follow DeviceKind's order");
+static_assert(named::names_unique(kKinds) && named::names_unique(kAliases), "device kind names must be unique");
+
 }  // namespace
 
 const DeviceKindInfo& kind_info(DeviceKind kind) noexcept { return kKinds[kind_slot(kind)]; }
 const char* kind_name(DeviceKind kind) noexcept { return kKinds[kind_slot(kind)].name; }
 
 std::optional<DeviceKind> kind_from_name(std::string_view name) noexcept {
-  for (const auto& info : kKinds)
-    if (name == info.name) return info.kind;
-  for (const auto& alias : kAliases)
-    if (name == alias.name) return alias.kind;
+  if (const auto* info = named::find(kKinds, name)) return info->kind;
+  if (const auto* alias = named::find(kAliases, name)) return alias->kind;
   return std::nullopt;
 }
 
@@ -37,6 +40,19 @@ std::optional<DeviceKind> kind_from_c10(c10::DeviceType type) noexcept {
   return std::nullopt;
 }
 
-const char* valid_kind_list() noexcept { return "cpu, cuda, mps, xpu, xla (alias: tpu)"; }
+const std::string& valid_kind_list() {
+  // "xla (alias: tpu)": each alias follows the kind it names.
+  static const std::string list = [] {
+    std::string out;
+    for (const auto& info : kKinds) {
+      if (!out.empty()) out += ", ";
+      out += info.name;
+      for (const auto& alias : kAliases)
+        if (alias.kind == info.kind) out += std::string(" (alias: ") + alias.name + ")";
+    }
+    return out;
+  }();
+  return list;
+}
 
 }  // namespace crossdev

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include <c10/core/DeviceType.h>
@@ -11,9 +12,13 @@
 namespace crossdev {
 
 enum class DeviceKind : std::uint8_t { CPU = 0, CUDA, MPS, XPU, XLA };
-inline constexpr int kNumDeviceKinds = 5;
-inline constexpr std::array<DeviceKind, kNumDeviceKinds> kAllDeviceKinds = {
-    DeviceKind::CPU, DeviceKind::CUDA, DeviceKind::MPS, DeviceKind::XPU, DeviceKind::XLA};
+inline constexpr int kNumDeviceKinds = static_cast<int>(DeviceKind::XLA) + 1;  // the last enumerator + 1
+// Every kind in enum order (device_kind.cpp static_asserts that its table has one row per kind).
+inline constexpr std::array<DeviceKind, kNumDeviceKinds> kAllDeviceKinds = [] {
+  std::array<DeviceKind, kNumDeviceKinds> all{};
+  for (int i = 0; i < kNumDeviceKinds; ++i) all[static_cast<std::size_t>(i)] = static_cast<DeviceKind>(i);
+  return all;
+}();
 
 struct DeviceKindInfo {
   DeviceKind kind;
@@ -31,8 +36,8 @@ const char* kind_name(DeviceKind kind) noexcept;
 std::optional<DeviceKind> kind_from_name(std::string_view name) noexcept;
 std::optional<DeviceKind> kind_from_c10(c10::DeviceType type) noexcept;
 
-// "cpu, cuda, mps, xpu, xla (alias: tpu)" for error messages.
-const char* valid_kind_list() noexcept;
+// "cpu, cuda, mps, xpu, xla (alias: tpu)" for error messages, built from the table.
+const std::string& valid_kind_list();
 
 inline constexpr int kind_slot(DeviceKind kind) noexcept { return static_cast<int>(kind); }
 

@@ -17,9 +17,13 @@ constexpr std::array<const char*, 15> kOtherTorchTypes = {
     "ipu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
     "lazy", "vulkan", "meta", "hpu", "mtia", "privateuseone"};
 
-constexpr const char* kGrammar =
-    "expected 'type[:index]' with type one of cpu, cuda, mps, xpu, xla (alias: tpu) and index a "
-    "non-negative integer without sign or leading zeros, or the CPU override 'cpu:-1'";
+// Built from the kind table (device_kind.cpp), so a new kind shows up here with no edit.
+const std::string& grammar() {
+  static const std::string text = "expected 'type[:index]' with type one of " + valid_kind_list() +
+                                  " and index a non-negative integer without sign or leading zeros, or the CPU "
+                                  "override 'cpu:-1'";
+  return text;
+}
 
 ParseStatus fail(ParseStatus status, std::string_view text, std::string* error_out, std::string_view detail) {
   if (error_out) {
@@ -33,7 +37,7 @@ ParseStatus fail(ParseStatus status, std::string_view text, std::string* error_o
 }  // namespace
 
 ParseStatus try_parse_device(std::string_view text, DeviceSpec& out, std::string* error_out) {
-  if (text.empty()) return fail(ParseStatus::Empty, text, error_out, std::string("empty; ") + kGrammar);
+  if (text.empty()) return fail(ParseStatus::Empty, text, error_out, std::string("empty; ") + grammar());
   if (text == "cpu:-1") {
     out = DeviceSpec::override_request();
     return ParseStatus::Ok;
@@ -41,14 +45,14 @@ ParseStatus try_parse_device(std::string_view text, DeviceSpec& out, std::string
   // Same state machine as c10::Device(const std::string&): name chars, then ':' and digits.
   const std::size_t colon = text.find(':');
   const std::string_view name = text.substr(0, colon);
-  if (name.empty()) return fail(ParseStatus::Syntax, text, error_out, kGrammar);
+  if (name.empty()) return fail(ParseStatus::Syntax, text, error_out, grammar());
   for (char c : name)
-    if (!is_name_char(c)) return fail(ParseStatus::Syntax, text, error_out, kGrammar);
+    if (!is_name_char(c)) return fail(ParseStatus::Syntax, text, error_out, grammar());
   int index = -1;
   if (colon != std::string_view::npos) {
     const std::string_view digits = text.substr(colon + 1);
-    if (digits.empty()) return fail(ParseStatus::Syntax, text, error_out, kGrammar);
-    if (digits.size() > 1 && digits[0] == '0') return fail(ParseStatus::Syntax, text, error_out, kGrammar);
+    if (digits.empty()) return fail(ParseStatus::Syntax, text, error_out, grammar());
+    if (digits.size() > 1 && digits[0] == '0') return fail(ParseStatus::Syntax, text, error_out, grammar());
     long long value = 0;
     for (char c : digits) {
       if (!is_digit(c)) {
@@ -56,7 +60,7 @@ ParseStatus try_parse_device(std::string_view text, DeviceSpec& out, std::string
         return fail(negative_override ? ParseStatus::BadOverride : ParseStatus::Syntax, text, error_out,
                     negative_override ? std::string("negative indices are not devices; the only negative form is "
                                                     "the CPU override 'cpu:-1'")
-                                      : std::string(kGrammar));
+                                      : std::string(grammar()));
       }
       value = value * 10 + (c - '0');
       if (value > std::numeric_limits<std::int8_t>::max()) {

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "util/named_table.h"
+
 namespace crossdev {
 namespace {
 
@@ -140,18 +142,17 @@ HostProfile HostProfile::probe_with_simulation(std::string_view spec) {
 }
 
 HostProfile HostProfile::named_or_spec(std::string_view name_or_spec) {
-  for (const auto& named : kNamedHosts) {
-    if (name_or_spec == named.name) {
-      HostProfile host = hypothetical(named.spec);
-      host.source_ = std::string("hypothetical:") + named.name;
-      return host;
-    }
+  if (const auto* named = named::find(kNamedHosts, name_or_spec)) {
+    HostProfile host = hypothetical(named->spec);
+    host.source_ = std::string("hypothetical:") + named->name;
+    return host;
   }
   return hypothetical(name_or_spec);
 }
 
-const char* named_host_list() noexcept {
-  return "cpu-only, cuda-x1, cuda-x2, mps, xpu, tpu, cuda+mps, xpu+cuda, all";
+const std::string& named_host_list() {
+  static const std::string list = named::names(kNamedHosts);
+  return list;
 }
 
 std::string simulate_from_env() {

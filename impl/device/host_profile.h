@@ -62,7 +62,7 @@ class HostProfile {
 };
 
 // "cpu-only, cuda-x1, ...": the host names matrices may use instead of a raw spec.
-const char* named_host_list() noexcept;
+const std::string& named_host_list();
 
 // Parses "cuda:2,mps,tpu:8". Throws std::invalid_argument naming the bad item and the grammar.
 struct SimulatedKind {

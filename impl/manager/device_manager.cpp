@@ -3,7 +3,7 @@
 #include <stdexcept>
 
 #include "manager/op_log.h"
-#include "manager/simulated_device.h"
+#include "manager/masquerade.h"
 
 namespace crossdev::manager {
 

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include <c10/util/StringUtil.h>
 #include <yaml-cpp/yaml.h>
 
 #include "manager/recovery.h"
@@ -36,9 +37,7 @@ void check_keys(const std::string& file, const YAML::Node& map, const std::set<s
   for (const auto& kv : map) {
     const std::string key = kv.first.as<std::string>();
     if (!allowed.count(key)) {
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      fail(file, kv.first, "unknown key '" + key + "'; expected one of " + list);
+      fail(file, kv.first, "unknown key '" + key + "'; expected one of " + c10::Join(", ", allowed));
     }
   }
 }

@@ -1,5 +1,7 @@
 #include "manager/error_info.h"
 
+#include "util/named_table.h"
+
 #include <stdexcept>
 
 #include <c10/util/Exception.h>
@@ -54,19 +56,17 @@ ErrorInfo describe_exception(std::exception_ptr error) {
 }
 
 [[noreturn]] void throw_error_of_type(const std::string& type, const std::string& message) {
-  for (const auto& t : kErrorTypes)
-    if (type == t.name) t.raise(message);
+  if (const auto* t = named::find(kErrorTypes, type)) t->raise(message);
   throw std::invalid_argument("unknown error type '" + type + "'; expected one of " + error_type_list());
 }
 
 bool is_known_error_type(const std::string& type) {
-  for (const auto& t : kErrorTypes)
-    if (type == t.name) return true;
-  return false;
+  return named::contains(kErrorTypes, type);
 }
 
-const char* error_type_list() noexcept {
-  return "RuntimeError, NotImplementedError, OutOfMemoryError, ValueError, TypeError, IndexError";
+const std::string& error_type_list() {
+  static const std::string list = named::names(kErrorTypes);
+  return list;
 }
 
 }  // namespace crossdev::manager

@@ -24,6 +24,6 @@ using ErrorDescriber = std::function<bool(std::exception_ptr, ErrorInfo&)>;
 // (fault injection and the docs' examples use it).
 [[noreturn]] void throw_error_of_type(const std::string& type, const std::string& message);
 bool is_known_error_type(const std::string& type);
-const char* error_type_list() noexcept;
+const std::string& error_type_list();
 
 }  // namespace crossdev::manager

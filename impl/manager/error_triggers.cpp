@@ -1,5 +1,7 @@
 #include "manager/error_triggers.h"
 
+#include "util/named_table.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -77,15 +79,11 @@ const std::vector<ErrorTrigger> kTriggers = {
 const std::vector<ErrorTrigger>& error_triggers() { return kTriggers; }
 
 const ErrorTrigger* find_error_trigger(const std::string& name) {
-  for (const auto& t : kTriggers)
-    if (name == t.name) return &t;
-  return nullptr;
+  return named::find(kTriggers, name);
 }
 
 std::string error_trigger_list() {
-  std::string out;
-  for (const auto& t : kTriggers) out += (out.empty() ? "" : ", ") + std::string(t.name);
-  return out;
+  return named::names(kTriggers);
 }
 
 }  // namespace crossdev::manager

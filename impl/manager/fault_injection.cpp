@@ -1,5 +1,7 @@
 #include "manager/fault_injection.h"
 
+#include "util/named_table.h"
+
 #include <c10/core/InferenceMode.h>
 
 #include "manager/op_log.h"
@@ -37,9 +39,7 @@ const Condition kConditions[] = {
 };
 
 const Condition* find_condition(const std::string& name) {
-  for (const auto& c : kConditions)
-    if (name == c.name) return &c;
-  return nullptr;
+  return named::find(kConditions, name);
 }
 
 }  // namespace
@@ -91,9 +91,7 @@ void fault_point(const FaultContext& ctx) {
 bool is_fault_condition(const std::string& name) { return find_condition(name) != nullptr; }
 
 std::string fault_condition_list() {
-  std::string out;
-  for (const auto& c : kConditions) out += (out.empty() ? "" : ", ") + std::string(c.name) + " (" + c.meaning + ")";
-  return out;
+  return named::names_described(kConditions, [](const Condition& c) { return c.meaning; });
 }
 
 }  // namespace crossdev::manager

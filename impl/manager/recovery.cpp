@@ -1,5 +1,7 @@
 #include "manager/recovery.h"
 
+#include "util/named_table.h"
+
 #include "manager/op_log.h"
 
 namespace crossdev::manager {
@@ -95,15 +97,11 @@ const std::vector<RecoveryAction> kActions = {
 const std::vector<RecoveryAction>& recovery_actions() { return kActions; }
 
 const RecoveryAction* find_recovery(std::string_view name) {
-  for (const auto& a : kActions)
-    if (name == a.name) return &a;
-  return nullptr;
+  return named::find(kActions, name);
 }
 
 std::string recovery_action_list() {
-  std::string out;
-  for (const auto& a : kActions) out += (out.empty() ? "" : ", ") + std::string(a.name);
-  return out;
+  return named::names(kActions);
 }
 
 }  // namespace crossdev::manager

@@ -1,5 +1,7 @@
 #include "policy/preset.h"
 
+#include "util/named_table.h"
+
 namespace crossdev {
 namespace {
 
@@ -30,20 +32,14 @@ constexpr const Preset* kPresets[] = {&kTorchDevice, &kCudaFirst, &kHfAccelerate
 }  // namespace
 
 const Preset* find_preset(std::string_view name) noexcept {
-  for (const Preset* p : kPresets)
-    if (name == p->name) return p;
-  return nullptr;
+  const auto* row = named::find(kPresets, name);
+  return row ? *row : nullptr;
 }
 
 const Preset& default_preset() noexcept { return kTorchDevice; }
 
 std::string preset_names() {
-  std::string out;
-  for (const Preset* p : kPresets) {
-    if (!out.empty()) out += ", ";
-    out += p->name;
-  }
-  return out;
+  return named::names(kPresets);
 }
 
 const Preset* const* all_presets(std::size_t* count) noexcept {

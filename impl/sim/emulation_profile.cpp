@@ -1,5 +1,7 @@
 #include "sim/emulation_profile.h"
 
+#include "util/named_table.h"
+
 #include <c10/util/Exception.h>
 
 namespace crossdev::sim {
@@ -86,8 +88,7 @@ const EmulationProfile& profile(ProfileId id) noexcept { return table()[static_c
 const char* profile_name(ProfileId id) noexcept { return profile(id).name; }
 
 std::optional<ProfileId> profile_from_name(std::string_view name) noexcept {
-  for (const auto& p : table())
-    if (name == p.name) return p.id;
+  if (const auto* p = named::find(table(), name)) return p->id;
   return std::nullopt;
 }
 
@@ -97,7 +98,20 @@ std::optional<ProfileId> profile_for_kind(DeviceKind kind) noexcept {
   return std::nullopt;
 }
 
-const char* profile_name_list() noexcept { return "plain, mps-like, tpu-like, cuda-like, xpu-like"; }
+const std::string& profile_name_list() {
+  static const std::string list = named::names(table());
+  return list;
+}
+
+const std::string& emulated_kind_list() {
+  static const std::string list = [] {
+    std::string out;
+    for (const auto& p : table())
+      if (p.emulates) out += (out.empty() ? "" : ", ") + std::string(kind_name(*p.emulates));
+    return out;
+  }();
+  return list;
+}
 
 const std::string* rejected_dtype_message(const EmulationProfile& p, c10::ScalarType dtype) noexcept {
   for (const auto& r : p.rejected_dtypes)

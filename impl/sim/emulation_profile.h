@@ -65,7 +65,8 @@ const char* profile_name(ProfileId id) noexcept;
 std::optional<ProfileId> profile_from_name(std::string_view name) noexcept;
 // The profile that emulates a device kind (cuda -> cuda-like, xla -> tpu-like); nullopt for cpu.
 std::optional<ProfileId> profile_for_kind(DeviceKind kind) noexcept;
-const char* profile_name_list() noexcept;  // "plain, mps-like, tpu-like, cuda-like, xpu-like"
+const std::string& profile_name_list();   // "plain, mps-like, tpu-like, cuda-like, xpu-like"
+const std::string& emulated_kind_list();  // "mps, xla, cuda, xpu": the kinds some profile emulates
 
 // The message for a dtype the profile rejects, or nullptr when the dtype is fine.
 const std::string* rejected_dtype_message(const EmulationProfile& p, c10::ScalarType dtype) noexcept;

@@ -15,7 +15,7 @@ std::string SimulatedDevice::label() const {
 SimulatedDevice sim_device_for(DeviceKind kind, int index, int device_count) {
   const auto id = profile_for_kind(kind);
   if (!id) throw std::invalid_argument(std::string("sim: no emulation profile for device kind '") + kind_name(kind) +
-                                       "'; expected one of cuda, mps, xpu, xla (alias: tpu)");
+                                       "'; expected one of " + emulated_kind_list());
   const int count = device_count > 0 ? device_count : profile(*id).default_device_count;
   if (index < 0 || index >= count)
     throw std::invalid_argument("sim: " + std::string(kind_name(kind)) + ":" + std::to_string(index) +

@@ -1,4 +1,4 @@
-#include "manager/simulated_device.h"
+#include "manager/masquerade.h"
 
 namespace crossdev::manager {
 namespace {

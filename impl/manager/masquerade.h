@@ -1,5 +1,5 @@
 #pragma once
-// Answers for devices a host profile only simulates. Nothing here is measured: memory
+// The masquerade (seed 002): answers for devices a host profile only simulates. Nothing here is measured: memory
 // counters are unknown (-1) except the masquerade's total, empty_cache has nothing to
 // release, and properties are seed 002's masquerade table. Every answer carries simulated=true.
 #include "device/host_profile.h"

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <fstream>
+#include <ostream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -22,9 +23,12 @@ using conformance::Status;
 // ---- schema fit --------------------------------------------------------------------------
 
 struct FitCase {
+  const char* name;  // the test's name
   const char* candidate;
   const char* expected;  // "" = fits; else a substring of the mismatch
 };
+
+void PrintTo(const FitCase& c, std::ostream* os) { *os << c.candidate; }
 
 class SchemaFit : public ::testing::TestWithParam<FitCase> {};
 
@@ -41,17 +45,18 @@ TEST_P(SchemaFit, AgainstModulate) {
 INSTANTIATE_TEST_SUITE_P(
     Rules, SchemaFit,
     ::testing::Values(
-        FitCase{"m::a(Tensor input, Tensor b, Tensor c) -> Tensor", ""},
-        FitCase{"m::a(Tensor x, Tensor? shift, Tensor? scale=None) -> Tensor", ""},
-        FitCase{"m::a(Tensor x, Tensor shift, Tensor scale, float alpha=1.0, *, bool flag=False) -> Tensor", ""},
-        FitCase{"m::a(Tensor x, Tensor shift) -> Tensor", "takes 2 arguments (x, shift); crossdev::modulate passes 3"},
-        FitCase{"m::a(Tensor x, Tensor shift, float scale) -> Tensor", "argument 2 'scale' is float"},
-        FitCase{"m::a(Tensor x, Tensor shift, Tensor[] scale) -> Tensor", "argument 2 'scale' is Tensor[]"},
-        FitCase{"m::a(Tensor x, Tensor shift, Tensor scale) -> (Tensor, Tensor)", "returns (Tensor, Tensor)"},
-        FitCase{"m::a(Tensor x, Tensor shift, Tensor scale) -> ()", "returns (); expected exactly one Tensor"},
-        FitCase{"m::a(Tensor x, Tensor shift, Tensor scale) -> Tensor[]", "returns Tensor[]"},
-        FitCase{"m::a(Tensor(a!) x, Tensor shift, Tensor scale) -> Tensor(a!)", "argument 0 'x' is written to"},
-        FitCase{"m::a(Tensor x, Tensor shift, Tensor scale, int n) -> Tensor", "argument 3 'n' has no default"}));
+        FitCase{"renamed_arguments", "m::a(Tensor input, Tensor b, Tensor c) -> Tensor", ""},
+        FitCase{"optional_accepts_tensor", "m::a(Tensor x, Tensor? shift, Tensor? scale=None) -> Tensor", ""},
+        FitCase{"extra_arguments_with_defaults", "m::a(Tensor x, Tensor shift, Tensor scale, float alpha=1.0, *, bool flag=False) -> Tensor", ""},
+        FitCase{"too_few_arguments", "m::a(Tensor x, Tensor shift) -> Tensor", "takes 2 arguments (x, shift); crossdev::modulate passes 3"},
+        FitCase{"float_for_tensor", "m::a(Tensor x, Tensor shift, float scale) -> Tensor", "argument 2 'scale' is float"},
+        FitCase{"tensor_list_for_tensor", "m::a(Tensor x, Tensor shift, Tensor[] scale) -> Tensor", "argument 2 'scale' is Tensor[]"},
+        FitCase{"two_returns", "m::a(Tensor x, Tensor shift, Tensor scale) -> (Tensor, Tensor)", "returns (Tensor, Tensor)"},
+        FitCase{"no_return", "m::a(Tensor x, Tensor shift, Tensor scale) -> ()", "returns (); expected exactly one Tensor"},
+        FitCase{"list_return", "m::a(Tensor x, Tensor shift, Tensor scale) -> Tensor[]", "returns Tensor[]"},
+        FitCase{"writes_an_input", "m::a(Tensor(a!) x, Tensor shift, Tensor scale) -> Tensor(a!)", "argument 0 'x' is written to"},
+        FitCase{"extra_argument_without_default", "m::a(Tensor x, Tensor shift, Tensor scale, int n) -> Tensor", "argument 3 'n' has no default"}),
+    [](const ::testing::TestParamInfo<FitCase>& info) { return std::string(info.param.name); });
 
 TEST(SchemaFit, OptionalReferenceArgumentsNeedOptionalCandidateArguments) {
   const auto reference = torch::jit::parseSchema(

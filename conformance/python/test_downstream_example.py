@@ -105,6 +105,7 @@ def test_the_examples_own_pytest(build_dir, example_library, bug):
                           capture_output=True, text=True, env=env, cwd=EXAMPLE, timeout=900)
     if not bug:
         assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+        assert "6 passed" in proc.stdout and "skipped" not in proc.stdout, proc.stdout[-3000:]  # nothing vacuous
     else:
         assert proc.returncode == 1, proc.stdout[-6000:] + proc.stderr[-3000:]
         assert "1 failed" in proc.stdout and "FAILED tests/test_mylib.py::test_cpp_ops_pass_crossdev" in proc.stdout, proc.stdout[-6000:]

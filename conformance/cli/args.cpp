@@ -29,6 +29,7 @@ ParsedArgs parse_args(const std::vector<std::string>& args, const std::vector<Op
       if (i + 1 >= args.size()) throw UsageError("option '" + name + "' needs a value " + spec->value);
       out.values[name] = args[++i];
     }
+    out.occurrences[name].push_back(out.values[name]);
   }
   return out;
 }

@@ -24,12 +24,18 @@ class UsageError : public std::runtime_error {
 };
 
 struct ParsedArgs {
-  std::map<std::string, std::string> values;  // option -> value ("" for flags)
+  std::map<std::string, std::string> values;  // option -> value ("" for flags); the last one given
+  std::map<std::string, std::vector<std::string>> occurrences;  // option -> every value, in order
   std::vector<std::string> positional;
   bool has(const std::string& opt) const { return values.count(opt) != 0; }
   std::string get(const std::string& opt, const std::string& fallback = "") const {
     auto it = values.find(opt);
     return it == values.end() ? fallback : it->second;
+  }
+  // Every value of a repeatable option, in the order given (empty when absent).
+  std::vector<std::string> get_all(const std::string& opt) const {
+    auto it = occurrences.find(opt);
+    return it == occurrences.end() ? std::vector<std::string>{} : it->second;
   }
 };
 

@@ -47,16 +47,21 @@ std::string default_matrix_path() {
 #endif
 }
 
-// dlopen()s each library of a ':'-separated list, RTLD_GLOBAL so the ops it registers can call
-// each other; a library that does not load is bad input naming the path and the loader's reason.
-std::vector<std::string> load_libraries(const std::string& list) {
+// dlopen()s each library of every --load-library value (each a ':'-separated list), in order,
+// RTLD_GLOBAL so the ops it registers can call each other; a library that does not load is bad
+// input naming the path and the loader's reason.
+std::vector<std::string> load_libraries(const std::vector<std::string>& lists) {
+  std::vector<std::string> paths;
+  for (const std::string& list : lists) {
+    std::size_t start = 0;
+    while (start < list.size()) {
+      const std::size_t end = std::min(list.find(':', start), list.size());
+      if (end > start) paths.push_back(list.substr(start, end - start));
+      start = end + 1;
+    }
+  }
   std::vector<std::string> loaded;
-  std::size_t start = 0;
-  while (start <= list.size() && !list.empty()) {
-    const std::size_t end = std::min(list.find(':', start), list.size());
-    const std::string path = list.substr(start, end - start);
-    start = end + 1;
-    if (path.empty()) continue;
+  for (const std::string& path : paths) {
     if (dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
       const char* why = dlerror();
       throw UsageError("--load-library: cannot load '" + path + "': " + (why != nullptr ? why : "unknown error") +
@@ -137,8 +142,9 @@ int cmd_run(const std::vector<std::string>& argv) {
       {"--filter", "GLOB", "run only cases whose row id matches GLOB"},
       {"--bench-json", "FILE", "embed this Google Benchmark JSON in the bundle"},
       {"--device-log", "FILE", "embed this device-operation log summary (JSON) in the bundle"},
-      {"--load-library", "PATHS", "load these shared libraries first (':'-separated), e.g. a C++ extension that "
-                                  "registers ops with TORCH_LIBRARY, or the test-only libcrossdev_mutants"},
+      {"--load-library", "PATHS", "load these shared libraries first (repeatable; each ':'-separated), e.g. a C++ "
+                                  "extension that registers ops with TORCH_LIBRARY (candidate rows), or the "
+                                  "test-only libcrossdev_mutants"},
       {"--quiet", nullptr, "print only failures and the summary"},
       {"--no-isolate", nullptr, "run rows in this process (default: worker processes, so a crash is one `crash` case)"},
       {"--row-timeout", "S", "seconds before a hanging row is killed and reported as crash (default 600; > 0, <= 86400)"},
@@ -174,7 +180,8 @@ int cmd_run(const std::vector<std::string>& argv) {
               << accelerator << "; the simulated kinds are not run\n";
     ctx = RunContext{HostProfile::probe(), ""};
   }
-  const std::vector<std::string> libraries = load_libraries(args.get("--load-library"));
+  // Before the matrices load: candidate rows name ops these libraries register.
+  const std::vector<std::string> libraries = load_libraries(args.get_all("--load-library"));
 
   if (args.has("--worker")) bind_worker_to_parent();
 
@@ -242,9 +249,9 @@ int cmd_run(const std::vector<std::string>& argv) {
     IsolationOptions iso;
     iso.executable = std::filesystem::read_symlink("/proc/self/exe").string();
     if (args.has("--simulate")) iso.extra_args = {"--simulate", args.get("--simulate")};
-    if (!libraries.empty()) {
+    for (const std::string& library : libraries) {
       iso.extra_args.push_back("--load-library");
-      iso.extra_args.push_back(args.get("--load-library"));
+      iso.extra_args.push_back(library);
     }
     if (args.has("--filter")) {
       iso.extra_args.push_back("--filter");

@@ -1,9 +1,11 @@
 #include "parity/op_parity.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
+#include <torch/csrc/autograd/function.h>
 
 #include "ops/portable_random.h"
 
@@ -38,6 +40,7 @@ const char* reference_name(Reference r) noexcept {
   switch (r) {
     case Reference::Golden: return "golden";
     case Reference::FusedVsFallback: return "fused_vs_fallback";
+    case Reference::VsReference: return "vs_reference";
     case Reference::VsCpu: return "vs_cpu";
     case Reference::Reproducible: return "reproducible";
   }
@@ -50,7 +53,18 @@ double dropout_probability(const ops::OpCall& call) { return call.training ? cal
 
 OpParity::OpParity(const ops::OpSpec& op, std::string shape_set, at::ScalarType dtype, c10::Device device,
                    ParityConfig config)
-    : op_(op), shape_set_(std::move(shape_set)), dtype_(dtype), device_(device), config_(std::move(config)) {
+    : OpParity(op, std::move(shape_set), dtype, device, std::move(config), ops::impl_name(ops::Impl::Fallback),
+               [&op](const ops::OpCall& call) { return op.run(ops::Impl::Fallback, call); }) {}
+
+OpParity::OpParity(const ops::OpSpec& op, std::string shape_set, at::ScalarType dtype, c10::Device device,
+                   ParityConfig config, std::string reference_name, OpRunner reference)
+    : op_(op),
+      shape_set_(std::move(shape_set)),
+      dtype_(dtype),
+      device_(device),
+      config_(std::move(config)),
+      reference_name_(std::move(reference_name)),
+      reference_(std::move(reference)) {
   call_ = inputs_on(device_);
 }
 
@@ -71,7 +85,7 @@ ops::OpCall OpParity::inputs_on(c10::Device device) const {
   return call;
 }
 
-OpParity::Evaluation OpParity::evaluate(ops::Impl impl, const ops::OpCall& call_in) {
+OpParity::Evaluation OpParity::evaluate(const std::string& name, const OpRunner& run, const ops::OpCall& call_in) {
   c10::AutoGradMode grad_mode(config_.backward);
   ops::OpCall call = call_in;
   std::vector<std::pair<std::string, at::Tensor>> leaves;
@@ -84,9 +98,21 @@ OpParity::Evaluation OpParity::evaluate(ops::Impl impl, const ops::OpCall& call_
     }
   }
   Evaluation e;
-  const at::Tensor out = op_.run(impl, call);
+  const at::Tensor out = run(call);
   e.out = out.detach();
-  if (!leaves.empty() && out.requires_grad()) {
+  // Nothing to back-propagate through: comparing no gradients would pass silently. PyTorch's
+  // fallback for an op without an autograd kernel either leaves the output without grad_fn or
+  // (its default "warn" mode) gives it a WarnNotImplemented node that yields no gradients.
+  const bool no_autograd_kernel =
+      !out.requires_grad() || (out.grad_fn() && out.grad_fn()->name() == "torch::autograd::WarnNotImplemented");
+  if (!leaves.empty() && no_autograd_kernel) {
+    std::string inputs;
+    for (const auto& leaf : leaves) inputs += (inputs.empty() ? "" : ", ") + leaf.first;
+    throw std::runtime_error(name + ": no gradient can flow back to its inputs (" + inputs +
+                             "): the op has no autograd kernel (register one, or check forward only with "
+                             "`checks: [forward]`)");
+  }
+  if (!leaves.empty()) {
     out.backward(grad_out_like(out));
     for (const auto& [name, leaf] : leaves) {
       // An input that does not reach the output gets a zero gradient, as torch.autograd.grad
@@ -98,18 +124,18 @@ OpParity::Evaluation OpParity::evaluate(ops::Impl impl, const ops::OpCall& call_
 }
 
 const OpParity::Evaluation& OpParity::golden() {
-  if (!golden_) golden_ = evaluate(ops::Impl::Fallback, converted(call_, at::kDouble, c10::kCPU));
+  if (!golden_) golden_ = evaluate(reference_name_, reference_, converted(call_, at::kDouble, c10::kCPU));
   return *golden_;
 }
 
-const OpParity::Evaluation& OpParity::fallback_here() {
-  if (!fallback_here_) fallback_here_ = evaluate(ops::Impl::Fallback, call_);
-  return *fallback_here_;
+const OpParity::Evaluation& OpParity::reference_here() {
+  if (!reference_here_) reference_here_ = evaluate(reference_name_, reference_, call_);
+  return *reference_here_;
 }
 
-const OpParity::Evaluation& OpParity::on_cpu(ops::Impl impl) {
-  auto it = on_cpu_.find(impl);
-  if (it == on_cpu_.end()) it = on_cpu_.emplace(impl, evaluate(impl, inputs_on(c10::kCPU))).first;
+const OpParity::Evaluation& OpParity::on_cpu(const std::string& name, const OpRunner& run) {
+  auto it = on_cpu_.find(name);
+  if (it == on_cpu_.end()) it = on_cpu_.emplace(name, evaluate(name, run, inputs_on(c10::kCPU))).first;
   return it->second;
 }
 
@@ -150,20 +176,31 @@ void OpParity::check_dropout(const Evaluation& actual, ImplOutcome& outcome) {
                                           dropped.expand(actual.out.sizes()), p, config_.output_tolerance);
 }
 
-void OpParity::check_reproducible(ops::Impl impl, const Evaluation& first, ImplOutcome& outcome) {
+void OpParity::check_reproducible(const OpRunner& run, const Evaluation& first, ImplOutcome& outcome) {
   c10::NoGradGuard no_grad;
   CompareOptions exact;
   exact.tolerance = Tolerance{0.0, 0.0};
   exact.equal_nan = true;
-  const at::Tensor again = op_.run(impl, call_);
+  const at::Tensor again = run(call_);
   outcome.comparisons.push_back({Reference::Reproducible, "out", compare(again, first.out, exact)});
 }
 
 ImplOutcome OpParity::check(ops::Impl impl) {
+  const OpRunner run = [this, impl](const ops::OpCall& call) { return op_.run(impl, call); };
+  // The fallback is its own same-device reference: nothing to compare it with there.
+  return check(ops::impl_name(impl), run,
+               impl == ops::Impl::Fallback ? std::nullopt : std::optional<Reference>(Reference::FusedVsFallback));
+}
+
+ImplOutcome OpParity::check(const std::string& name, const OpRunner& candidate) {
+  return check(name, candidate, Reference::VsReference);
+}
+
+ImplOutcome OpParity::check(const std::string& name, const OpRunner& run, std::optional<Reference> same_device) {
   ImplOutcome outcome;
   Evaluation actual;
   try {
-    actual = evaluate(impl, call_);
+    actual = evaluate(name, run, call_);
   } catch (const ops::NotEligible& e) {
     outcome.verdict = Verdict::NotEligible;
     outcome.message = e.what();
@@ -175,11 +212,11 @@ ImplOutcome OpParity::check(ops::Impl impl) {
   }
 
   compare_all(Reference::Golden, actual, golden(), outcome);
-  if (impl != ops::Impl::Fallback) compare_all(Reference::FusedVsFallback, actual, fallback_here(), outcome);
-  if (device_.type() != c10::DeviceType::CPU) compare_all(Reference::VsCpu, actual, on_cpu(impl), outcome);
+  if (same_device) compare_all(*same_device, actual, reference_here(), outcome);
+  if (device_.type() != c10::DeviceType::CPU) compare_all(Reference::VsCpu, actual, on_cpu(name, run), outcome);
   if (config_.dropout) {
     check_dropout(actual, outcome);
-    check_reproducible(impl, actual, outcome);
+    check_reproducible(run, actual, outcome);
   }
 
   for (const NamedComparison& c : outcome.comparisons) {

@@ -14,6 +14,14 @@
 //     grad_tolerance: {...}                             # gradients; default: `tolerance`
 //     seed: 0, p: 0.1, training: true, scalars: {eps: 1e-6}   # input/scalar overrides
 //
+// A candidate row checks any dispatcher op (TORCH_LIBRARY, torch.library.custom_op) instead of
+// crossdev's implementations, fed the op's inputs, against a reference op (default
+// crossdev::<op>), with the same shape sets, tolerances, checks and expectations; its cases end
+// in "/candidate". The ops must exist and fit the op's inputs when the row is validated
+// (parity/dispatcher_op.h), else file:line:
+//
+//   - {id: mylib.modulate, op: modulate, candidate: "mylib::fused_modulate", reference: "crossdev::modulate"}
+//
 // Expectations: <matrix folder>/expectations/<device kind>.yaml (parity/expectations.h).
 #include "suites/ops_suite.h"
 
@@ -31,6 +39,7 @@
 #include "device/device_kind.h"
 #include "log/logger.h"
 #include "ops/op_registry.h"
+#include "parity/dispatcher_op.h"
 #include "parity/dtype_names.h"
 #include "parity/expectations.h"
 #include "parity/op_parity.h"
@@ -51,14 +60,29 @@ constexpr CheckName kChecks[] = {
     {"dropout", &parity::ParityConfig::dropout},
 };
 
+// What one case runs: one of the op's implementations, or the row's candidate op.
+struct Subject {
+  std::string name;               // "fused", "fallback", "torchscript", "candidate"
+  std::optional<ops::Impl> impl;  // nullopt: the candidate
+};
+constexpr const char* kCandidate = "candidate";
+
 struct OpsRow {
   const ops::OpSpec* op = nullptr;
+  std::optional<parity::DispatcherOp> candidate, reference;  // candidate rows only
   std::vector<DeviceKind> devices;
   std::vector<at::ScalarType> dtypes;
   std::vector<std::string> shape_sets;
   std::vector<ops::Impl> impls;
   parity::ParityConfig config;  // tolerances resolved per dtype at run time
   std::map<at::ScalarType, parity::Tolerance> tolerance, grad_tolerance;
+
+  std::vector<Subject> subjects() const {
+    if (candidate) return {{kCandidate, std::nullopt}};
+    std::vector<Subject> out;
+    for (ops::Impl impl : impls) out.push_back({ops::impl_name(impl), impl});
+    return out;
+  }
 
   parity::ParityConfig config_for(at::ScalarType dtype) const {
     parity::ParityConfig c = config;
@@ -109,6 +133,15 @@ std::map<at::ScalarType, parity::Tolerance> parse_tolerances(const Row& row, con
   return out;
 }
 
+// The row's `key` op, found in the dispatcher and fitted to `op`'s inputs; else file:line.
+parity::DispatcherOp dispatcher_op(const Row& row, const std::string& key, const std::string& name, const ops::OpSpec& op) {
+  try {
+    return parity::DispatcherOp(name, op);
+  } catch (const parity::DispatcherOpError& e) {
+    row.fail(key, e.what());
+  }
+}
+
 OpsRow parse_row(const Row& row) {
   OpsRow r;
   const std::string op_name = row.str("op");
@@ -131,6 +164,14 @@ OpsRow parse_row(const Row& row) {
       c10::Join(", ", op_sets) + " (shape sets of op '" + op_name + "')", op_sets);
   r.impls = parse_list<ops::Impl>(row, "impls", [](const std::string& n) { return ops::impl_from_name(n); },
                                   "fused, fallback, torchscript", ops::all_impls());
+  if (row.has("candidate")) {
+    if (row.has("impls")) row.fail("impls", "a candidate row checks its candidate, not crossdev's impls; remove 'impls'");
+    r.candidate = dispatcher_op(row, "candidate", row.str("candidate"), *r.op);
+    r.reference = dispatcher_op(row, "reference", row.str_or("reference", "crossdev::" + op_name), *r.op);
+  } else if (row.has("reference")) {
+    row.fail("reference", "a reference needs a 'candidate' to check against it (crossdev's own impls are checked "
+                          "against the op's fallback)");
+  }
 
   std::vector<std::string> check_names = {"forward", "backward"};
   if (row.has("checks")) check_names = row.str_list("checks");
@@ -179,8 +220,8 @@ struct CaseKey {
   DeviceKind kind;
   at::ScalarType dtype;
   std::string shape_set;
-  ops::Impl impl;
-  std::string id;  // "<row id>/<device kind>/<dtype>/<shape set>/<impl>"
+  Subject subject;
+  std::string id;  // "<row id>/<device kind>/<dtype>/<shape set>/<impl or candidate>"
   bool same_inputs(const CaseKey& o) const { return kind == o.kind && dtype == o.dtype && shape_set == o.shape_set; }
 };
 
@@ -190,10 +231,10 @@ std::vector<CaseKey> expand(const Row& row, const OpsRow& r) {
   for (DeviceKind kind : r.devices)
     for (at::ScalarType dtype : r.dtypes)
       for (const std::string& shape_set : r.shape_sets)
-        for (ops::Impl impl : r.impls)
-          keys.push_back({kind, dtype, shape_set, impl,
+        for (const Subject& subject : r.subjects())
+          keys.push_back({kind, dtype, shape_set, subject,
                           row.id() + "/" + kind_name(kind) + "/" + parity::dtype_name(dtype) + "/" + shape_set + "/" +
-                              ops::impl_name(impl)});
+                              subject.name});
   return keys;
 }
 
@@ -288,7 +329,7 @@ class OpsSuite final : public Suite {
   const SuiteSchema& schema() const override {
     static const SuiteSchema s{{"op"},
                                {"dtypes", "shape_sets", "devices", "impls", "checks", "tolerance", "grad_tolerance", "seed",
-                                "p", "training", "scalars"}};
+                                "p", "training", "scalars", "candidate", "reference"}};
     return s;
   }
 
@@ -322,8 +363,12 @@ class OpsSuite final : public Suite {
       CaseResult c = result_for(row, *this);
       c.id = key.id;
       c.device = device.str();
-      c.details = {{"op", r.op->name()}, {"impl", ops::impl_name(key.impl)}, {"dtype", parity::dtype_name(key.dtype)},
+      c.details = {{"op", r.op->name()}, {"impl", key.subject.name}, {"dtype", parity::dtype_name(key.dtype)},
                    {"shape_set", key.shape_set}, {"tolerance", config.output_tolerance.str()}};
+      if (r.candidate) {
+        c.details.emplace_back("candidate", r.candidate->name());
+        c.details.emplace_back("reference", r.reference->name());
+      }
       if (simulated) c.details.emplace_back("simulated_as", simulated->label());
       // Dtype support is the emulated kind's (mps-like has no float64), not the sim device's.
       const std::vector<at::ScalarType> supported = ops::dtypes_for_device(device_of(key.kind));
@@ -344,8 +389,12 @@ class OpsSuite final : public Suite {
         c.message = "expected skip (" + expected->reason + ", " + expected->where() + ")";
       } else {
         try {
-          if (!parity) parity = std::make_unique<parity::OpParity>(*r.op, key.shape_set, key.dtype, device, config);
-          record(parity->check(key.impl), c);
+          if (!parity) {
+            parity = r.reference ? std::make_unique<parity::OpParity>(*r.op, key.shape_set, key.dtype, device, config,
+                                                                      r.reference->name(), *r.reference)
+                                 : std::make_unique<parity::OpParity>(*r.op, key.shape_set, key.dtype, device, config);
+          }
+          record(key.subject.impl ? parity->check(*key.subject.impl) : parity->check(r.candidate->name(), *r.candidate), c);
         } catch (const std::exception& e) {
           c.status = Status::Error;
           c.message = e.what();

@@ -146,10 +146,13 @@ def build_steps(inputs, peers, formulas, impls, compile_enabled=True):
                 continue
             names, formula = inputs.names(), formulas[op]
             scalars, training = inputs.scalars, inputs.training
+            # Every case compiles the same `call` code object: without a reset Dynamo would hit its
+            # recompile limit after a few cases and silently run the formula eagerly.
+            torch._dynamo.reset()
 
             def call(*tensors, names=names, formula=formula, scalars=scalars, training=training):
                 return formula(dict(zip(names, tensors)), scalars, training)
-            compiled = torch.compile(call, dynamic=False)
+            compiled = torch.compile(call, dynamic=False, fullgraph=True)
             args = [inputs.tensors[n] for n in names]
             steps[impl] = _step(inputs, lambda compiled=compiled, args=args: compiled(*args))
     return steps, missing

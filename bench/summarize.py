@@ -235,6 +235,26 @@ def evaluate(groups: List[Group]) -> List[dict]:
     return results
 
 
+# A kernel-only figure (`<impl>.out` into a preallocated output) that takes at least this share of
+# its allocating sibling's page faults is not kernel-only: the .out variant allocates inside.
+KERNEL_ONLY_FAULT_SHARE = 0.5
+MIN_ALLOCATING_FAULTS = 64
+
+
+def fault_checks(groups: List[Group]) -> List[dict]:
+    """Page faults per call of each kernel-only figure against its allocating sibling."""
+    rows = []
+    for g in groups:
+        for kernel, allocating in (("fused.out", "fused"), ("aten.out", "aten")):
+            k, a = g.ok(kernel), g.ok(allocating)
+            if not k or not a or "minflt_per_call" not in k.counters or "minflt_per_call" not in a.counters:
+                continue
+            kf, af = k.counters["minflt_per_call"], a.counters["minflt_per_call"]
+            rows.append({"case": g.key, "impl": kernel, "minflt_per_call": kf, "allocating_minflt_per_call": af,
+                         "allocates": af >= MIN_ALLOCATING_FAULTS and kf >= KERNEL_ONLY_FAULT_SHARE * af})
+    return rows
+
+
 def resolve_rows(points: Dict[str, Point]) -> List[dict]:
     rows = []
     for name, p in sorted(points.items()):
@@ -282,7 +302,8 @@ def _context_lines(context: dict) -> List[str]:
     return lines
 
 
-def markdown(groups: List[Group], targets: List[dict], resolves: List[dict], context: dict) -> str:
+def markdown(groups: List[Group], targets: List[dict], resolves: List[dict], context: dict,
+             faults: Optional[List[dict]] = None) -> str:
     present = [i for i in IMPLS if any(i in g.impls for g in groups)]
     lines = ["## crossdev bench summary", ""] + _context_lines(context) + [""]
     lines += ["| case | " + " | ".join(present) + " |", "|---|" + "---:|" * len(present)]
@@ -308,6 +329,13 @@ def markdown(groups: List[Group], targets: List[dict], resolves: List[dict], con
                      + (f"; missed: {', '.join(missed)}" if missed else "")
                      + ("" if rows else " (no measurements: run bench/python/peer_bench.py)")
                      + (f"; {len(rows) - len(measured)} not measured" if len(rows) > len(measured) else ""))
+    if faults:
+        lines += ["", "### Page faults per call (median minor faults: kernel-only vs allocating)", "",
+                  "| case | kernel-only impl | kernel-only | allocating | note |", "|---|---|---:|---:|---|"]
+        for r in faults:
+            note = "allocates inside: not kernel-only" if r["allocates"] else ""
+            lines.append(f"| {r['case']} | {r['impl']} | {r['minflt_per_call']:.0f} | "
+                         f"{r['allocating_minflt_per_call']:.0f} | {note} |")
     if resolves:
         lines += ["", f"### resolve() (target: < {RESOLVE_MAX_NS:g} ns, 0 allocations)", "",
                   "| case | ns | allocs/op | met |", "|---|---:|---:|---|"]
@@ -337,7 +365,8 @@ def main(argv=None) -> int:
     groups = group_ops(points)
     targets = evaluate(groups)
     resolves = resolve_rows(points)
-    text = markdown(groups, targets, resolves, context)
+    faults = fault_checks(groups)
+    text = markdown(groups, targets, resolves, context, faults)
     print(text)
     if args.markdown:
         pathlib.Path(args.markdown).write_text(text, encoding="utf-8")
@@ -352,7 +381,7 @@ def main(argv=None) -> int:
                            "fused_vs_compile": g.ratio("compile"), "fused_vs_aten": g.ratio("aten"),
                            "fused_bw_util": g.impls["fused"].bw_util if "fused" in g.impls else None}
                           for g in groups],
-               "targets": targets, "resolve": resolves}
+               "targets": targets, "resolve": resolves, "page_faults": faults}
         pathlib.Path(args.json).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     return 0
 

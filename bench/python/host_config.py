@@ -36,7 +36,8 @@ def allocator_label(maps_text=None, preload=None):
     if name == SYSTEM_ALLOCATOR:
         return "system (glibc malloc)"
     preload = os.environ.get("LD_PRELOAD", "") if preload is None else preload
-    how = "LD_PRELOAD" if path and path in preload else "linked"
+    preloaded = {os.path.realpath(p) for p in preload.replace(":", " ").split()}
+    how = "LD_PRELOAD" if os.path.realpath(path) in preloaded else "linked"
     return f"{name} ({path}, {how})"
 
 

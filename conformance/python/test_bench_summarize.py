@@ -123,6 +123,18 @@ def test_noisy_figures_are_marked_in_targets(tmp_path):
     assert "1.00 ms (24% noisy)" in md and "1.00 ms (0%)" in md
 
 
+def test_kernel_only_figures_that_fault_like_allocating_ones_are_named(tmp_path):
+    bench = write(tmp_path, "b.json", [
+        entry("a/fused.out/float32/8M/cpu/fwd", 10.0, minflt_per_call=8193.0),
+        entry("a/fused/float32/8M/cpu/fwd", 10.0, minflt_per_call=8193.0),
+        entry("a/aten.out/float32/8M/cpu/fwd", 10.0, minflt_per_call=0.5),
+        entry("a/aten/float32/8M/cpu/fwd", 10.0, minflt_per_call=8192.0)])
+    doc, _, md = run(tmp_path, bench)
+    checks = {r["impl"]: r["allocates"] for r in doc["page_faults"]}
+    assert checks == {"fused.out": True, "aten.out": False}
+    assert "| a/float32/8M/cpu/fwd | fused.out | 8193 | 8193 | allocates inside: not kernel-only |" in md
+
+
 def test_later_files_override_and_contexts_merge(tmp_path):
     cpp = write(tmp_path, "cpp.json", [entry("a/fused/float32/1M/cpu/fwd", 50.0),
                                         entry("a/torchscript/float32/1M/cpu/fwd", 60.0)],

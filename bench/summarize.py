@@ -173,7 +173,7 @@ def _vs_best_peer(g: Group) -> Value:
 
 
 def _big_fwd(g: Group) -> bool:
-    return g.dtype == "float32" and g.device == "cpu" and g.pass_ == "fwd" and size_elements(g.size) >= 8 << 20
+    return g.op != TRIAD_OP and g.dtype == "float32" and g.device == "cpu" and g.pass_ == "fwd" and size_elements(g.size) >= 8 << 20
 
 
 def _fwd_bwd(g: Group) -> bool:

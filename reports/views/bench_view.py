@@ -61,7 +61,8 @@ def _roofline(board: BenchTable):
             bars.append(RangeBar(impl, gbps, _color(impl),
                                  f"{p.name}: median {gbps:.2f} GB/s (min {fmt_number(lo)}, max {fmt_number(hi)})"
                                  f"{share}; {_spread_note(p)}; ran on {p.device_label}", lo, hi,
-                                 ("NOISY" if p.noisy else "") + (f" {gbps / triad:.0%}" if triad else "")))
+                                 " · ".join(n for n in ((f"{gbps / triad:.0%} of triad" if triad else ""),
+                                                         ("NOISY" if p.noisy else "")) if n)))
             top = max(top, hi or gbps, triad or 0)
         if bars:
             groups.append(BarGroup(_title(board, key), bars, triad,

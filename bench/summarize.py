@@ -359,6 +359,10 @@ def main(argv=None) -> int:
             points.update(points_from(doc, path))
             if isinstance(doc.get("context"), dict):
                 context.update(doc["context"])
+        # A crossdev_bench JSON the driver merged into carries the driver's keys as crossdev_peers_*:
+        # those describe the figures the targets use, so they win.
+        context.update({"crossdev_" + k[len("crossdev_peers_"):]: v for k, v in list(context.items())
+                        if k.startswith("crossdev_peers_")})
     except InputError as exc:
         print(f"summarize.py: error: {exc}", file=sys.stderr)
         return 2

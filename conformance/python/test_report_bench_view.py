@@ -87,3 +87,12 @@ def test_roofline_strings_are_escaped(tmp_path):
     html = section(tmp_path, bench_doc(op=XSS.replace("/", "|"), allocator=XSS))
     assert "<script>" not in html
     assert "&lt;script&gt;" in html
+
+
+def test_caption_prefers_the_peers_driver_context_and_names_a_different_cpp_allocator(tmp_path):
+    """make report merges the driver's JSON into crossdev_bench's: its keys arrive as crossdev_peers_*."""
+    doc = bench_doc()
+    doc["context"]["crossdev_peers_allocator"] = "tcmalloc (/usr/lib/libtcmalloc_minimal.so.4, LD_PRELOAD)"
+    caption = re.search(r"<figcaption>(.*?)</figcaption>", section(tmp_path, doc), re.S).group(1)
+    assert ("allocator tcmalloc (/usr/lib/libtcmalloc_minimal.so.4, LD_PRELOAD) "
+            "(crossdev_bench: system (glibc malloc))") in caption

@@ -33,12 +33,15 @@ def _spread_note(p) -> str:
 def _caption(board: BenchTable) -> List:
     lines = []
     for runner, ctx in sorted(board.contexts.items()):
-        get = lambda *names: next((str(ctx[n]) for n in names if n in ctx), "not recorded")  # noqa: E731
-        lines.append(el("p", f"{runner}: allocator {get('crossdev_allocator', 'crossdev_peers_allocator')}; "
-                             f"CPU capability {get('crossdev_cpu_capability', 'crossdev_peers_cpu_capability')}; "
-                             f"ATen threads {get('crossdev_aten_threads', 'crossdev_peers_aten_threads')}; "
-                             f"CPU affinity {get('crossdev_affinity', 'crossdev_peers_affinity')}; "
-                             f"load average {get('load_avg')}.", class_="note"))
+        # The peers driver's keys first (merged as crossdev_peers_*): its figures are the roofline's.
+        get = lambda key: next((str(ctx[n]) for n in (f"crossdev_peers_{key}", f"crossdev_{key}")  # noqa: E731
+                                if n in ctx), "not recorded")
+        cpp = ctx.get("crossdev_allocator")
+        other = (f" (crossdev_bench: {cpp})" if "crossdev_peers_allocator" in ctx and cpp
+                 and cpp != ctx["crossdev_peers_allocator"] else "")
+        lines.append(el("p", f"{runner}: allocator {get('allocator')}{other}; CPU capability {get('cpu_capability')}; "
+                             f"ATen threads {get('aten_threads')}; CPU affinity {get('affinity')}; "
+                             f"load average {ctx.get('load_avg', 'not recorded')}.", class_="note"))
     return lines
 
 

@@ -40,7 +40,7 @@ if [[ -x "$build/bin/crossdev_bench" && "${CROSSDEV_SKIP_BENCH:-0}" != 1 ]]; the
     echo "CROSSDEV_BENCH_ALLOCATOR=$allocator: expected system, tcmalloc or both" >&2; exit 2;; esac
   # The CPU fused/fallback op cases are the peers driver's (same process as the ATen and compile peers);
   # crossdev_bench keeps TorchScript, other devices, resolve() and its own triad.
-  if "$build/bin/crossdev_bench" --benchmark_min_time=0.05s --benchmark_out="$out/bench.json.tmp" \
+  if "$build/bin/crossdev_bench" --benchmark_min_time=0.05s --benchmark_repetitions=3 --benchmark_out="$out/bench.json.tmp" \
        --benchmark_out_format=json --benchmark_filter='-^[a-z_]+/(fused|fallback)/[^/]+/[^/]+/cpu/' \
        ${CROSSDEV_BENCH_ARGS:-} > "$out/bench.txt"; then
     if [[ "$allocator" != tcmalloc ]]; then

@@ -47,7 +47,7 @@ def test_roofline_against_the_same_run_triad_with_caption(tmp_path):
     figure = re.search(r'<figure class="roofline" id="roofline">(.*?)</figure>', html, re.S).group(1)
     assert "<svg" in figure and 'class="ref"' in figure  # the triad line
     assert "STREAM triad at 8M, same run: 10.00 GB/s" in figure
-    assert "8.0 GB/s 80% of triad" in figure  # fused.out at 8 GB/s = 80% of the triad
+    assert "8.00 GB/s 80% of triad" in figure  # fused.out at 8 GB/s = 80% of the triad
     caption = re.search(r"<figcaption>(.*?)</figcaption>", figure, re.S).group(1)
     assert "allocator system (glibc malloc)" in caption and "CPU capability AVX512" in caption
 

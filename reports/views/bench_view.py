@@ -47,7 +47,7 @@ def _caption(board: BenchTable) -> List:
 
 def _roofline(board: BenchTable):
     groups: List[BarGroup] = []
-    top = 0.0
+    top, top_triad = 0.0, 0.0
     for key in board.keys():
         if key.op == TRIAD_OP:
             continue
@@ -66,17 +66,22 @@ def _roofline(board: BenchTable):
                                  f"{share}; {_spread_note(p)}; ran on {p.device_label}", lo, hi,
                                  " · ".join(n for n in ((f"{gbps / triad:.0%} of triad" if triad else ""),
                                                          ("NOISY" if p.noisy else "")) if n)))
-            top = max(top, hi or gbps, triad or 0)
+            top = max(top, gbps)
+        if triad:
+            top_triad = max(top_triad, triad)
         if bars:
             groups.append(BarGroup(_title(board, key), bars, triad,
                                    f"STREAM triad at {key.size}, same run: {triad:.2f} GB/s" if triad else ""))
     if not groups:
         return el("p", "No benchmark reports bytes_per_second.", class_="note")
-    chart = grouped_hbar_chart(groups, top * 1.1, lambda v: f"{v:.1f} GB/s",
+    # The scale ends at 1.5x the largest triad when there is one (a figure above it ran from cache: its
+    # bar is clipped, its number is not), so one outlier cannot squash every other bar.
+    scale = min(top, 1.5 * top_triad) if top_triad else top
+    chart = grouped_hbar_chart(groups, max(scale, top_triad) * 1.1, lambda v: f"{v:.2f} GB/s" if v < 10 else f"{v:.1f} GB/s",
                                aria="achieved GB/s of every op and impl against the measured triad")
     caption = el("figcaption", "Achieved GB/s (compulsory bytes / median time; the whisker spans the fastest and "
                  "slowest repetition) against the STREAM triad measured in the same process at the same size "
-                 "(dashed red line). ", *_caption(board))
+                 "(dashed red line); the axis ends at 1.5x the largest triad, longer bars are clipped. ", *_caption(board))
     return el("figure", chart, caption, class_="roofline", id="roofline")
 
 

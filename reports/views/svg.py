@@ -5,7 +5,7 @@ from typing import Callable, List, NamedTuple, Optional, Sequence
 from reports.views.h import Markup, el
 
 BAR_H, GAP, LABEL_W, PLOT_W, VALUE_W = 16, 4, 460, 360, 90
-COLORS = ("#0969da", "#bf8700", "#1a7f37", "#8250df", "#cf222e", "#57606a")
+COLORS = ("#0969da", "#bf8700", "#1a7f37", "#8250df", "#cf222e", "#57606a", "#1b7c83")
 
 
 class Bar(NamedTuple):

@@ -1,7 +1,7 @@
 // crossdev_bench: Google Benchmark cases registered from matrices/bench/bench.yaml.
 // Exit codes: 0 ran, 2 bad input (flags, matrix: "file:line: ..."), 1 other failure.
 #include <ATen/Parallel.h>
-
+#include <ATen/Version.h>
 #include <c10/util/StringUtil.h>
 #include <benchmark/benchmark.h>
 #include <torch/version.h>
@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "bench_options.h"
+#include "host_config.h"
 #include "cases/registration.h"
 #include "device/host_profile.h"
 #include "spec/bench_matrix.h"
@@ -45,6 +46,9 @@ void add_context(const BenchOptions& options, const std::map<std::string, Bandwi
   benchmark::AddCustomContext("crossdev_aten_threads", std::to_string(at::get_num_threads()));
   benchmark::AddCustomContext("crossdev_libtorch", TORCH_VERSION);
   benchmark::AddCustomContext("crossdev_execution", "real");  // simulated devices are never benchmarked
+  benchmark::AddCustomContext("crossdev_allocator", allocator_label());
+  benchmark::AddCustomContext("crossdev_affinity", cpu_affinity());
+  benchmark::AddCustomContext("crossdev_cpu_capability", at::get_cpu_capability());
   for (const auto& [device, m] : peaks) {
     const std::string key = "crossdev_peak_" + device;
     benchmark::AddCustomContext(key + "_bytes_per_second", std::to_string(m.bytes_per_second));

@@ -14,6 +14,9 @@ regression only when BOTH hold:
 A run with too few repetitions for the U test to ever reach p < alpha (the smallest two-sided
 p-value with n and m samples is 2 / C(n + m, n)) is reported as insufficient_repetitions and
 never fails the gate: rerun with --benchmark_repetitions (>= 4 each; 9+ as compare.py advises).
+A benchmark whose repetitions vary too much (coefficient of variation above --max-cv, default 0.05,
+in either run) is `noisy`: it is never judged a regression or an improvement, and its reason says
+what the U test and the threshold would have said.
 
 Exit codes: 0 no significant regression, 1 at least one, 2 bad input (the message names the
 file, and line:column for JSON syntax errors). Writes a machine-readable verdict (--verdict-json,
@@ -119,6 +122,7 @@ class Options:
     threshold: float = 0.05
     alpha: float = 0.05
     metric: str = "real_time"
+    max_cv: float = 0.05
 
 
 @dataclass
@@ -130,6 +134,7 @@ class Comparison:
     current_error: Optional[str] = None
     change: Optional[float] = None      # median(current) / median(baseline) - 1
     pvalue: Optional[float] = None
+    cv: Optional[float] = None          # the larger coefficient of variation of the two runs
     verdict: str = ""
     reason: str = ""
 
@@ -147,6 +152,9 @@ RULES: List[Rule] = [
      lambda c, o: min(len(c.baseline), len(c.current)) < UTEST_MIN_REPETITIONS
      or min_two_sided_pvalue(len(c.baseline), len(c.current)) >= o.alpha,
      lambda c, o: f"{len(c.baseline)} vs {len(c.current)} repetitions: the U test cannot reach p < {o.alpha:g}"),
+    ("noisy", lambda c, o: c.cv is not None and c.cv > o.max_cv,
+     lambda c, o: f"CV {c.cv:.1%} > {o.max_cv:.0%}: not judged; the U test and threshold alone would say "
+                  + _would_be(c, o)),
     ("regression", lambda c, o: c.pvalue < o.alpha and c.change > o.threshold,
      lambda c, o: f"{c.change:+.1%} slower, p = {c.pvalue:.3g}"),
     ("improvement", lambda c, o: c.pvalue < o.alpha and c.change < -o.threshold,
@@ -155,6 +163,19 @@ RULES: List[Rule] = [
      lambda c, o: (f"p = {c.pvalue:.3g} >= {o.alpha:g}" if c.pvalue >= o.alpha
                    else f"significant but within {o.threshold:.0%} ({c.change:+.1%})")),
 ]
+
+
+def _would_be(c: "Comparison", o: Options) -> str:
+    if c.pvalue < o.alpha and c.change > o.threshold:
+        return f"regression ({c.change:+.1%}, p = {c.pvalue:.3g})"
+    if c.pvalue < o.alpha and c.change < -o.threshold:
+        return f"improvement ({c.change:+.1%}, p = {c.pvalue:.3g})"
+    return f"unchanged ({c.change:+.1%}, p = {c.pvalue:.3g})"
+
+
+def coefficient_of_variation(samples: List[float]) -> float:
+    mean = statistics.mean(samples)
+    return statistics.stdev(samples) / mean if len(samples) > 1 and mean > 0 else 0.0
 
 
 def _samples(series: Optional[Series], metric: str) -> Optional[List[float]]:
@@ -176,6 +197,7 @@ def compare(baseline: Run, current: Run, options: Options) -> List[Comparison]:
             comp.change = cur_median / base_median - 1.0 if base_median > 0 else 0.0
             if min(len(comp.baseline), len(comp.current)) >= UTEST_MIN_REPETITIONS:
                 comp.pvalue = utest_pvalue(comp.baseline, comp.current)
+                comp.cv = max(coefficient_of_variation(comp.baseline), coefficient_of_variation(comp.current))
         for verdict, applies, reason in RULES:
             if applies(comp, options):
                 comp.verdict, comp.reason = verdict, reason(comp, options)
@@ -199,7 +221,7 @@ def verdict_document(baseline: Run, results: List[Tuple[Run, List[Comparison]]],
             "benchmarks": [{
                 "name": c.name, "verdict": c.verdict, "reason": c.reason,
                 "baseline_median_ns": _median(c.baseline), "current_median_ns": _median(c.current),
-                "change": c.change, "pvalue": c.pvalue,
+                "change": c.change, "pvalue": c.pvalue, "cv": c.cv,
                 "repetitions": [len(c.baseline or []), len(c.current or [])],
             } for c in comparisons],
         })
@@ -207,7 +229,7 @@ def verdict_document(baseline: Run, results: List[Tuple[Run, List[Comparison]]],
         "schema": SCHEMA, "schema_version": SCHEMA_VERSION,
         "verdict": "regression" if counts.get("regression") else "pass",
         "baseline": baseline.path, "threshold": options.threshold, "alpha": options.alpha,
-        "metric": options.metric, "counts": counts, "runs": runs,
+        "metric": options.metric, "max_cv": options.max_cv, "counts": counts, "runs": runs,
     }
 
 
@@ -227,17 +249,18 @@ def _md_escape(text: str) -> str:
 def markdown(doc: dict) -> str:
     lines = [f"### Benchmark gate: **{doc['verdict']}**", "",
              f"baseline `{_md_escape(doc['baseline'])}`, metric {doc['metric']}, threshold "
-             f"{doc['threshold']:.0%}, alpha {doc['alpha']:g}; "
+             f"{doc['threshold']:.0%}, alpha {doc['alpha']:g}, noisy above CV {doc['max_cv']:.0%}; "
              + ", ".join(f"{k}: {v}" for k, v in sorted(doc["counts"].items())), ""]
     for run in doc["runs"]:
         lines += [f"current `{_md_escape(run['current'])}`", "",
-                  "| benchmark | verdict | baseline | current | change | p-value | reps | reason |",
-                  "|---|---|---:|---:|---:|---:|---:|---|"]
+                  "| benchmark | verdict | baseline | current | change | p-value | CV | reps | reason |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|---|"]
         for b in run["benchmarks"]:
             change = "-" if b["change"] is None else f"{b['change']:+.1%}"
             pvalue = "-" if b["pvalue"] is None else f"{b['pvalue']:.3g}"
+            cv = "-" if b.get("cv") is None else f"{b['cv']:.1%}"
             lines.append(f"| `{_md_escape(b['name'])}` | {b['verdict']} | {_fmt_ns(b['baseline_median_ns'])} | "
-                         f"{_fmt_ns(b['current_median_ns'])} | {change} | {pvalue} | "
+                         f"{_fmt_ns(b['current_median_ns'])} | {change} | {pvalue} | {cv} | "
                          f"{b['repetitions'][0]}/{b['repetitions'][1]} | {_md_escape(b['reason'])} |")
         lines.append("")
     return "\n".join(lines)
@@ -266,6 +289,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--threshold", type=float, default=0.05, help="relative slowdown that counts (default 0.05)")
     p.add_argument("--alpha", type=float, default=0.05, help="U test significance level (default 0.05)")
     p.add_argument("--metric", choices=("real_time", "cpu_time"), default="real_time")
+    p.add_argument("--max-cv", type=float, default=0.05,
+                   help="coefficient of variation above which a benchmark is noisy and not judged (default 0.05)")
     p.add_argument("--filter", metavar="REGEX", help="gate only benchmarks whose name matches")
     p.add_argument("--verdict-json", metavar="FILE", help="write the machine-readable verdict here")
     p.add_argument("--markdown", metavar="FILE", help="write the Markdown table here")
@@ -279,7 +304,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     except re.error as exc:
         p.error(f"--filter: invalid regular expression: {exc}")
 
-    options = Options(args.threshold, args.alpha, args.metric)
+    if not args.max_cv > 0:
+        p.error(f"--max-cv: expected a fraction such as 0.05, got {args.max_cv}")
+    options = Options(args.threshold, args.alpha, args.metric, args.max_cv)
     try:
         baseline = load_run(args.baseline)
         currents = [load_run(path) for path in args.current]

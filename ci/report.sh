@@ -9,19 +9,55 @@ sim_args=()
 [[ -n "$simulate" ]] && sim_args=(--simulate "$simulate")
 
 bench_args=()
+# The peers driver (bench/python/peer_bench.py): fused (kernel-only .out and allocating), fallback,
+# the ATen expression and torch.compile, timed in one process with the same-run STREAM triad.
+# CROSSDEV_BENCH_ALLOCATOR: system (default) | tcmalloc | both (tcmalloc through LD_PRELOAD, Debian
+# libtcmalloc-minimal4); the system run is the one merged into the bundle, a tcmalloc run gets its own
+# peer_bench_tcmalloc.json and bench_summary_tcmalloc.md. CROSSDEV_BENCH_COMPILE=0 leaves torch.compile
+# out; its compilations are cached in $build/inductor-cache and bounded by CROSSDEV_COMPILE_BUDGET_S.
+run_peers() {  # $1: system|tcmalloc, $2: output JSON, then extra driver arguments
+  local allocator="$1" json="$2"; shift 2
+  local preload=()
+  if [[ "$allocator" == tcmalloc ]]; then
+    local lib
+    lib="$("$python" -c 'import sys; sys.path.insert(0, "bench/python"); import host_config; print(host_config.find_tcmalloc() or "")')"
+    if [[ -z "$lib" ]]; then
+      echo "tcmalloc requested but libtcmalloc_minimal.so.4 is not installed (Debian libtcmalloc-minimal4)" >&2
+      return 2
+    fi
+    preload=(env "LD_PRELOAD=$lib${LD_PRELOAD:+:$LD_PRELOAD}")
+  fi
+  local compile=(--cache-dir "$build/inductor-cache" --compile-budget-seconds "${CROSSDEV_COMPILE_BUDGET_S:-900}")
+  [[ "${CROSSDEV_BENCH_COMPILE:-1}" == 0 ]] && compile=(--no-compile)
+  "${preload[@]}" "$python" bench/python/peer_bench.py --build-dir "$build" --out "$json" \
+    --repetitions "${CROSSDEV_BENCH_REPETITIONS:-5}" --min-time "${CROSSDEV_BENCH_MIN_TIME:-0.1}" "${compile[@]}" "$@"
+}
+
 if [[ -x "$build/bin/crossdev_bench" && "${CROSSDEV_SKIP_BENCH:-0}" != 1 ]]; then
   echo "== benchmarks (bounded pass) =="
-  if "$build/bin/crossdev_bench" --benchmark_min_time=0.05s --benchmark_out="$out/bench.json.tmp" \
-       --benchmark_out_format=json ${CROSSDEV_BENCH_ARGS:-} > "$out/bench.txt"; then
-    # Optional torch.compile peer (Inductor compiles each op: minutes): CROSSDEV_BENCH_COMPILE=1.
-    if [[ "${CROSSDEV_BENCH_COMPILE:-0}" == 1 ]]; then
-      "$python" bench/python/compile_bench.py --build-dir "$build" --bench-json "$out/bench.json.tmp" \
-        --merge-into "$out/bench.json.tmp" --out "$out/compile_bench.json" --budget-seconds "${CROSSDEV_COMPILE_BUDGET_S:-300}" \
-        || echo "torch.compile peer failed; the report goes on without it" >&2
+  allocator="${CROSSDEV_BENCH_ALLOCATOR:-system}"
+  case "$allocator" in system|tcmalloc|both) ;; *)
+    echo "CROSSDEV_BENCH_ALLOCATOR=$allocator: expected system, tcmalloc or both" >&2; exit 2;; esac
+  # The CPU fused/fallback op cases are the peers driver's (same process as the ATen and compile peers);
+  # crossdev_bench keeps TorchScript, other devices, resolve() and its own triad.
+  if "$build/bin/crossdev_bench" --benchmark_min_time=0.05s --benchmark_repetitions=3 --benchmark_out="$out/bench.json.tmp" \
+       --benchmark_out_format=json --benchmark_filter='-^[a-z_]+/(fused|fallback)/[^/]+/[^/]+/cpu/' \
+       ${CROSSDEV_BENCH_ARGS:-} > "$out/bench.txt"; then
+    if [[ "$allocator" != tcmalloc ]]; then
+      run_peers system "$out/peer_bench.json" --merge-into "$out/bench.json.tmp" \
+        || echo "the peers driver failed (see above); the report goes on with what it wrote" >&2
+    fi
+    if [[ "$allocator" != system ]]; then
+      tc_json="$out/peer_bench_tcmalloc.json"
+      [[ "$allocator" == tcmalloc ]] && tc_json="$out/peer_bench.json"
+      merge=(); [[ "$allocator" == tcmalloc ]] && merge=(--merge-into "$out/bench.json.tmp")
+      run_peers tcmalloc "$tc_json" "${merge[@]}" || echo "the tcmalloc peers run failed" >&2
+      [[ "$allocator" == both && -f "$tc_json" ]] && \
+        "$python" bench/summarize.py "$tc_json" --markdown "$out/bench_summary_tcmalloc.md" > /dev/null || true
     fi
     mv "$out/bench.json.tmp" "$out/bench.json"
     bench_args=(--bench-json "$out/bench.json")
-    "$python" bench/summarize.py "$out/bench.json" --markdown "$out/bench_summary.md" || true
+    "$python" bench/summarize.py "$out/bench.json" --markdown "$out/bench_summary.md" --json "$out/bench_summary.json" || true
   else
     echo "benchmarks failed (see $out/bench.txt); the report goes on without them" >&2
   fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent setup: installs only what is missing, so `make` on a warm machine costs a few checks.
-#   Debian: GoogleTest/GoogleMock, Google Benchmark, yaml-cpp and libyaml (matrix loader), chromium (report test).
+#   Debian: GoogleTest/GoogleMock, Google Benchmark, yaml-cpp and libyaml (matrix loader), chromium (report test),
+#           libtcmalloc-minimal4 (the bench under tcmalloc: CROSSDEV_BENCH_ALLOCATOR, test_bench_driver.py).
 #   PyPI:   the pins in requirements.txt (torch, pybind11, pytest, ...).
 set -euo pipefail
 # CROSSDEV_SKIP_SETUP=1: install nothing (offline machines that are already set up, e.g. GPU hosts).
@@ -11,7 +12,7 @@ fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
 
-debian_packages=(libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev libyaml-dev chromium)
+debian_packages=(libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev libyaml-dev chromium libtcmalloc-minimal4)
 missing=()
 for pkg in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -8,6 +8,8 @@
 //   bw_util           bytes_per_second / the device's measured peak (probes/bandwidth.h); above 1
 //                     where the working set fits in cache (the peak is the DRAM triad)
 //   allocs_per_op     global operator new calls per iteration (tensor metadata, dispatcher)
+//   minflt_per_call   minor page faults per iteration (getrusage: fresh pages of a new output),
+//   majflt_per_call   and major ones
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/grad_mode.h>
@@ -19,6 +21,7 @@
 #include "alloc_counter.h"
 #include "cases/device_clock.h"
 #include "cases/registration.h"
+#include "host_config.h"
 #include "model/sized_inputs.h"
 #include "model/traffic_model.h"
 
@@ -106,12 +109,14 @@ void run_op_case(benchmark::State& state, const OpCase& c) {
   }
 
   const std::uint64_t allocs_before = heap_allocations();
+  const PageFaults faults_before = page_faults();
   for (auto _ : state) {
     clock->start();
     step();
     clock->stop(state);
   }
   const double allocs = static_cast<double>(heap_allocations() - allocs_before);
+  const PageFaults faults_after = page_faults();
 
   using benchmark::Counter;
   const auto iterations = static_cast<std::int64_t>(state.iterations());
@@ -128,6 +133,10 @@ void run_op_case(benchmark::State& state, const OpCase& c) {
   state.counters["bytes_per_call"] = Counter(static_cast<double>(traffic.bytes));
   state.counters["elements"] = Counter(static_cast<double>(traffic.elements));
   state.counters["allocs_per_op"] = Counter(allocs, Counter::kAvgIterations);
+  state.counters["minflt_per_call"] =
+      Counter(static_cast<double>(faults_after.minor - faults_before.minor), Counter::kAvgIterations);
+  state.counters["majflt_per_call"] =
+      Counter(static_cast<double>(faults_after.major - faults_before.major), Counter::kAvgIterations);
   state.counters["aten_threads"] = Counter(c.device.is_cpu() ? at::get_num_threads() : 0);
   state.SetLabel("real " + c.device.str());
 }

@@ -60,7 +60,7 @@ collect() {
     echo "== pytest"; tail -30 "$OUT/pytest.log"
     echo "== report"; tail -40 "$OUT/report.log"; } > "$FINAL_OUT/summary.txt" 2>&1
   cp "$OUT/ctest.log" "$FINAL_OUT/" 2>/dev/null
-  for f in bundle.json bench.json compile_bench.json index.html junit.xml bench_summary.md; do
+  for f in bundle.json bench.json peer_bench.json index.html junit.xml bench_summary.md; do
     cp "$OUT/report/$f" "$FINAL_OUT/" 2>/dev/null
   done
 }

@@ -161,6 +161,19 @@ def test_smoke_context_records_the_peak_and_the_setup(smoke_json):
     assert ctx["crossdev_execution"] == "real" and ctx["crossdev_profile"] == "default"
 
 
+def test_smoke_context_records_allocator_affinity_and_capability(smoke_json):
+    """The C++ bench records the configuration the Python driver records (bench/python/host_config.py)."""
+    import sys
+    import torch
+    sys.path.insert(0, str(ROOT / "bench" / "python"))
+    import host_config
+    ctx = smoke_json["context"]
+    expected = "system (glibc malloc)" if "tcmalloc" not in os.environ.get("LD_PRELOAD", "") else ctx["crossdev_allocator"]
+    assert ctx["crossdev_allocator"] == expected
+    assert ctx["crossdev_affinity"] == host_config.affinity()
+    assert ctx["crossdev_cpu_capability"] == torch.backends.cpu.get_cpu_capability()
+
+
 def test_smoke_op_counters_are_consistent(smoke_json):
     peak = float(smoke_json["context"]["crossdev_peak_cpu_bytes_per_second"])
     runs = iterations_of(smoke_json, "modulate/fused/float32/1M/cpu/fwd")
@@ -177,6 +190,7 @@ def test_smoke_op_counters_are_consistent(smoke_json):
         assert run["bw_util"] == pytest.approx(run["bytes_per_second"] / peak, rel=1e-9)
         assert run["peak_bytes_per_second"] == pytest.approx(peak, rel=1e-6)
         assert "allocs_per_op" in run and run["label"] == "real cpu"
+        assert run["minflt_per_call"] >= 0 and run["majflt_per_call"] >= 0
 
 
 def test_smoke_backward_counts_more_traffic_than_forward(smoke_json):

@@ -196,3 +196,29 @@ def test_missing_file_and_bad_options_exit_2(tmp_path):
     proc = subprocess.run([sys.executable, str(GATE), "--baseline", str(good), str(good), "--threshold", "-1"],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "--threshold" in proc.stderr
+
+
+def test_noisy_figures_are_not_judged_and_say_so(tmp_path):
+    """A 30% slowdown whose repetitions vary by ~17% (CV) is noisy: not a regression, and the reason says
+    what the U test and threshold alone would have said. The same slowdown with steady repetitions fails."""
+    base = draws(1, 1000.0, 10)
+    noisy_current = draws(2, 1300.0, 10, noise=0.3)
+    steady_current = draws(3, 1300.0, 10)
+    proc, doc, md = run_gate(tmp_path, gbench_json({"op/fused/a": base, "op/fused/b": base}),
+                             gbench_json({"op/fused/a": noisy_current, "op/fused/b": steady_current}))
+    assert proc.returncode == 1  # b is a regression
+    assert verdicts(doc) == {"op/fused/a": "noisy", "op/fused/b": "regression"}
+    (a,) = [b for b in doc["runs"][0]["benchmarks"] if b["name"] == "op/fused/a"]
+    assert a["cv"] > 0.05 and "not judged" in a["reason"] and "would say regression" in a["reason"]
+    assert doc["max_cv"] == 0.05 and "noisy above CV 5%" in md
+    proc, doc, _ = run_gate(tmp_path, gbench_json({"op/fused/a": base}), gbench_json({"op/fused/a": noisy_current}))
+    assert proc.returncode == 0 and doc["verdict"] == "pass" and doc["counts"] == {"noisy": 1}
+    # A looser --max-cv judges the same figures.
+    proc, doc, _ = run_gate(tmp_path, gbench_json({"op/fused/a": base}), gbench_json({"op/fused/a": noisy_current}),
+                            "--max-cv", "0.5")
+    assert proc.returncode == 1 and verdicts(doc) == {"op/fused/a": "regression"}
+
+
+def test_bad_max_cv_exits_2(tmp_path):
+    proc, _, _ = run_gate(tmp_path, gbench_json({"a": [1.0]}), gbench_json({"a": [1.0]}), "--max-cv", "0")
+    assert proc.returncode == 2 and "--max-cv" in proc.stderr

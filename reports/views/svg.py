@@ -5,7 +5,7 @@ from typing import Callable, List, NamedTuple, Optional, Sequence
 from reports.views.h import Markup, el
 
 BAR_H, GAP, LABEL_W, PLOT_W, VALUE_W = 16, 4, 460, 360, 90
-COLORS = ("#0969da", "#bf8700", "#1a7f37", "#8250df", "#cf222e", "#57606a")
+COLORS = ("#0969da", "#bf8700", "#1a7f37", "#8250df", "#cf222e", "#57606a", "#1b7c83")
 
 
 class Bar(NamedTuple):
@@ -62,5 +62,70 @@ def line_chart(series: Sequence[tuple], x_labels: Sequence[str], y_max: float, f
         for (x, y), v in zip(points, [v for v in values if v is not None]):
             parts.append(el("circle", el("title", f"{name}: {fmt(v)}"), cx=f"{x:.1f}", cy=f"{y:.1f}", r=3, fill=color))
         parts.append(el("text", name, x=left + plot_w + 10, y=20 + 14 * k, fill=color))
+    return el("svg", *parts, width=width, height=height,
+              viewBox=f"0 0 {width} {height}", role="img", aria_label=aria)
+
+
+class RangeBar(NamedTuple):
+    """A bar at `value` (the median) with a whisker from `lo` to `hi` (min..max); `note` follows the value."""
+    label: str
+    value: float
+    color: str
+    title: str
+    lo: Optional[float] = None
+    hi: Optional[float] = None
+    note: str = ""
+
+
+class BarGroup(NamedTuple):
+    """Bars under one heading (an op and its case), with an optional reference line over just them."""
+    title: str
+    bars: List[RangeBar]
+    ref: Optional[float] = None
+    ref_label: str = ""
+
+
+GROUP_LABEL_W, GROUP_VALUE_W, HEADING_H = 90, 200, 18
+
+
+def grouped_hbar_chart(groups: List[BarGroup], max_value: float, fmt: Callable[[float], str],
+                       aria: str = "") -> Markup:
+    """Bars grouped under headings: each group's title gets a row of its own (never clipped), its bars
+    are labelled by the short impl name, and its reference (e.g. the same-size triad) is a dashed
+    line spanning the group's rows with its label at the end."""
+    width = GROUP_LABEL_W + PLOT_W + GROUP_VALUE_W
+    scale = PLOT_W / max_value if math.isfinite(max_value) and max_value > 0 else 0
+
+    def length(value: Optional[float]) -> float:
+        if value is None:
+            return 0.0
+        px = value * scale
+        return min(max(px, 0.0), PLOT_W) if math.isfinite(px) else (PLOT_W if px > 0 else 0.0)
+
+    parts, y = [], 4
+    for group in groups:
+        parts.append(el("text", group.title, x=4, y=y + HEADING_H - 5, font_weight="bold"))
+        y += HEADING_H
+        top = y
+        for bar in group.bars:
+            parts.append(el("text", bar.label, x=GROUP_LABEL_W - 6, y=y + BAR_H - 4, text_anchor="end"))
+            parts.append(el("rect", el("title", bar.title), x=GROUP_LABEL_W, y=y, height=BAR_H,
+                            width=f"{max(length(bar.value), 1):.1f}", fill=bar.color))
+            if bar.lo is not None and bar.hi is not None:
+                x1, x2, mid = GROUP_LABEL_W + length(bar.lo), GROUP_LABEL_W + length(bar.hi), y + BAR_H / 2
+                parts.append(el("line", x1=f"{x1:.1f}", x2=f"{x2:.1f}", y1=f"{mid:.1f}", y2=f"{mid:.1f}",
+                                stroke="#24292f", stroke_width=1.5, class_="whisker"))
+                for x in (x1, x2):
+                    parts.append(el("line", x1=f"{x:.1f}", x2=f"{x:.1f}", y1=y + 3, y2=y + BAR_H - 3, stroke="#24292f"))
+            end = max(length(bar.value), length(bar.hi))
+            parts.append(el("text", fmt(bar.value) + (f" {bar.note}" if bar.note else ""),
+                            x=f"{GROUP_LABEL_W + end + 4:.1f}", y=y + BAR_H - 4))
+            y += BAR_H + GAP
+        if group.ref is not None and group.bars:
+            x = f"{GROUP_LABEL_W + length(group.ref):.1f}"
+            parts.append(el("line", el("title", group.ref_label), x1=x, x2=x, y1=top - 2, y2=y - GAP + 2,
+                            stroke="#cf222e", stroke_width=1.5, stroke_dasharray="4 3", class_="ref"))
+        y += GAP
+    height = y + 4
     return el("svg", *parts, width=width, height=height,
               viewBox=f"0 0 {width} {height}", role="img", aria_label=aria)

@@ -370,7 +370,7 @@ class PickerItem(pytest.Item):
 def pytest_collection_modifyitems(session, config, items):
     state = config.stash[_STATE]
     if state.picker is not None:
-        checks = PickerChecks.from_parent(session, name="crossdev-picker")
+        checks = PickerChecks.from_parent(session, name="crossdev-picker", nodeid="crossdev-picker")
         items.extend(checks.collect())
     if state.devices:
         keep, drop = [], []

@@ -183,3 +183,21 @@ def test_a_crashing_row_under_xdist_fails_its_case_and_the_run_goes_on():
     assert r.returncode == 1, r.stdout + r.stderr
     assert "crashed" in r.stdout + r.stderr
     assert "4 failed" in r.stdout  # three wrong rows and the crashed one; nothing lost
+
+
+def test_crossdev_import_registers_custom_ops_before_collection(tmp_path):
+    (tmp_path / "myops.py").write_text(textwrap.dedent("""\
+        import os, torch
+
+        @torch.library.custom_op("myops_test::twice", mutates_args=())
+        def twice(x: torch.Tensor) -> torch.Tensor:
+            return x * 2
+
+        # What the collection that follows will see: the op is in torch.ops.
+        open(os.environ["MYOPS_MARK"], "w").write(str(torch.ops.myops_test.twice(torch.ones(2)).tolist()))
+        """))
+    mark = tmp_path / "mark.txt"
+    r = run_pytest(FAILING, "--collect-only", "-q", "--crossdev-import", "myops", extra_path=[tmp_path],
+                   env={"MYOPS_MARK": str(mark)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert mark.read_text() == "[2.0, 2.0]"

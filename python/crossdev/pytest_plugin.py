@@ -130,10 +130,34 @@ def pytest_configure(config):
             _usage("--crossdev-picker", "missing (--crossdev-picker-preset was given)", "MODULE:CALLABLE")
         picker = _load_picker(picker_spec)
     config.stash[_STATE] = _State(config, prepared, devices, picker, picker_spec, preset)
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_RowsStayTogether(), "crossdev-xdist-rows")
     _CONFIG["config"] = config  # hooks without a config argument (pytest_runtest_logreport) find it here
 
 
 _CONFIG = {}
+
+
+# ---------------------------------------------------------------------------- xdist
+
+class _RowsStayTogether:
+    """pytest-xdist's default `--dist load` would spread the cases of one ops row over several
+    workers, and each would run the whole row (a row is the engine's unit: its cases share
+    inputs and references). Under `load`, the cases of a row go to one worker instead
+    (LoadScopeScheduling with the row as the scope); an explicit other --dist is left alone."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config, log):
+        if config.getvalue("dist") != "load":
+            return None
+        from xdist.scheduler import LoadScopeScheduling  # noqa: WPS433
+
+        class RowScheduling(LoadScopeScheduling):
+            def _split_scope(self, nodeid):
+                path, sep, name = nodeid.partition("::")
+                return path + sep + name.split("/", 1)[0] if sep else nodeid
+
+        return RowScheduling(config, log)
 
 
 # ---------------------------------------------------------------------------- state

@@ -24,7 +24,7 @@ def both_runs(tmp_path_factory):
     c = subprocess.run([str(BUILD_DIR / "bin" / "crossdev"), "run", "--simulate", simulate, "--out", str(tmp / "cli.json"),
                         "--junit", str(tmp / "cli.xml"), "--quiet"], capture_output=True, text=True, cwd=ROOT,
                        timeout=1800)
-    workers = ["-n", "2"] if _have_xdist() else []
+    workers = ["-n", "2", "--crossdev-xdist-rows"] if _have_xdist() else []
     p = run_pytest("matrices/", "-q", *workers, "--simulate", simulate, "--crossdev-bundle", tmp / "plugin.json",
                    "--junitxml", tmp / "plugin.xml", timeout=1800)
     return c, p, tmp

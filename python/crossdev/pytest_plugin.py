@@ -62,6 +62,9 @@ def pytest_addoption(parser):
                     help="import MODULE before collection (e.g. one registering ops with torch.library.custom_op)")
     group.addoption("--crossdev-load-library", action="append", default=[], metavar="PATH",
                     help="load a C++ extension (TORCH_LIBRARY ops) before collection (repeatable)")
+    group.addoption("--crossdev-xdist-rows", action="store_true",
+                    help="with -n: send all cases of a row to one worker, so each row runs once (faster); a row "
+                         "that crashes its worker is then not recovered by xdist (the run hangs): not for crashing kernels")
     group.addoption("--crossdev-picker", default="", metavar="MODULE:CALLABLE",
                     help="check this device picker against --crossdev-picker-preset on every simulated host")
     group.addoption("--crossdev-picker-preset", default="", metavar="PRESET",
@@ -130,7 +133,7 @@ def pytest_configure(config):
             _usage("--crossdev-picker", "missing (--crossdev-picker-preset was given)", "MODULE:CALLABLE")
         picker = _load_picker(picker_spec)
     config.stash[_STATE] = _State(config, prepared, devices, picker, picker_spec, preset)
-    if config.pluginmanager.hasplugin("xdist"):
+    if config.getoption("--crossdev-xdist-rows") and config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_RowsStayTogether(), "crossdev-xdist-rows")
     _CONFIG["config"] = config  # hooks without a config argument (pytest_runtest_logreport) find it here
 
@@ -141,10 +144,11 @@ _CONFIG = {}
 # ---------------------------------------------------------------------------- xdist
 
 class _RowsStayTogether:
-    """pytest-xdist's default `--dist load` would spread the cases of one ops row over several
-    workers, and each would run the whole row (a row is the engine's unit: its cases share
-    inputs and references). Under `load`, the cases of a row go to one worker instead
-    (LoadScopeScheduling with the row as the scope); an explicit other --dist is left alone."""
+    """--crossdev-xdist-rows: pytest-xdist's `--dist load` spreads the cases of one ops row over
+    several workers, and each runs the whole row (a row is the engine's unit: its cases share
+    inputs and references). With this, under `load`, the cases of a row go to one worker
+    (LoadScopeScheduling with the row as the scope). Measured: when a row crashes its worker,
+    xdist's scope scheduling never finishes the run, so it is opt-in, for kernels that do not crash."""
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_xdist_make_scheduler(self, config, log):

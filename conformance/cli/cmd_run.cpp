@@ -31,7 +31,7 @@
 #include "runner/catalog.h"
 #include "runner/interrupt.h"
 #include "runner/isolated_runner.h"
-#include "sim/sim_backend.h"
+#include "runner/run_context.h"
 #include "runner/runner.h"
 
 namespace crossdev::cli {
@@ -70,14 +70,6 @@ std::vector<std::string> load_libraries(const std::vector<std::string>& lists) {
     loaded.push_back(path);
   }
   return loaded;
-}
-
-// The first device kind other than the CPU that this host really has ("" if none).
-std::string real_accelerator(const HostProfile& host) {
-  for (DeviceKind kind : kAllDeviceKinds) {
-    if (kind != DeviceKind::CPU && host.provenance(kind) == Provenance::Real) return kind_name(kind);
-  }
-  return "";
 }
 
 // Strict numbers: the whole text, no sign tricks, no trailing text.
@@ -164,22 +156,14 @@ int cmd_run(const std::vector<std::string>& argv) {
   }
   if (!args.positional.empty()) throw UsageError("unexpected argument '" + args.positional[0] + "' (use --matrix PATH)");
 
-  RunContext ctx{host_for(args), simulate_spec(args)};
-  const std::string accelerator = real_accelerator(ctx.host);
-  if (accelerator.empty()) {
-    // Register the sim backend before anything can start LibTorch's autograd engine: the engine
-    // sizes its per-device queues once, from the backends registered at that moment.
-    sim::register_backend();
-  } else if (ctx.host.any_simulated()) {
-    // Once a PrivateUse1 backend is registered, at::getAccelerator() names it instead of the real
-    // one, and backward on the real device fails inside the autograd engine (its nodes look for
-    // the accelerator's stream). A real device is worth more than simulated ones: run without them.
-    std::cerr << "crossdev run: not simulating (" << ctx.simulate_spec << "): this host has a real " << accelerator
-              << ", and registering the sim backend would make PyTorch's autograd engine treat sim as the "
-                 "accelerator and break backward on the real "
-              << accelerator << "; the simulated kinds are not run\n";
-    ctx = RunContext{HostProfile::probe(), ""};
+  PreparedRun prepared;
+  try {
+    prepared = prepare_run(simulate_spec(args));  // the sim backend is registered here (runner/run_context.h)
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
   }
+  if (!prepared.note.empty()) std::cerr << "crossdev run: " << prepared.note << "\n";
+  RunContext& ctx = prepared.ctx;
   // Before the matrices load: candidate rows name ops these libraries register.
   const std::vector<std::string> libraries = load_libraries(args.get_all("--load-library"));
 

@@ -18,7 +18,9 @@ sys.path.insert(0, str(BUILD_DIR / "python"))
 sys.path.insert(0, str(ROOT))
 
 
-def pytest_addoption(parser):
+def pytest_addoption(parser, pluginmanager):
+    if pluginmanager.has_plugin("crossdev.pytest_plugin"):
+        return  # loaded too: it defines --device and --simulate, with the same meaning
     group = parser.getgroup("crossdev")
     group.addoption("--device", action="append", default=[], help="device kind(s) to run device-specific tests on")
     group.addoption("--simulate", default=os.environ.get("CROSSDEV_SIMULATE", ""),

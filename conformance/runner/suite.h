@@ -16,6 +16,17 @@ struct RunContext {
   std::string simulate_spec;  // "" when nothing is simulated
 };
 
+// A case a row will produce, known before running it: what the pytest plugin collects as an
+// item. `expected` is "xfail" or "skip" when an expectation (matrices/expectations/) names the
+// case on this host, with its reason and file:line.
+struct PlannedCase {
+  std::string id;
+  std::string device_kind;  // the kind the case is about ("" when the row is not per device)
+  std::string expected;
+  std::string reason;
+  std::string where;
+};
+
 class Suite {
  public:
   virtual ~Suite() = default;
@@ -26,6 +37,9 @@ class Suite {
   // Runs one row; a row may expand into several cases (e.g. one per device). Must not throw
   // for case-level problems: report them as Status::Error with the message.
   virtual std::vector<CaseResult> run(const Row& row, const RunContext& ctx) const = 0;
+  // The cases run() will return for this row on ctx's host, in order, without running them.
+  // Default: one case whose id is the row id. A suite whose rows expand overrides it.
+  virtual std::vector<PlannedCase> plan(const Row& row, const RunContext& ctx) const;
 };
 
 const Suite* find_suite(const std::string& name);

@@ -406,6 +406,29 @@ class OpsSuite final : public Suite {
     }
     return results;
   }
+
+  std::vector<PlannedCase> plan(const Row& row, const RunContext& ctx) const override {
+    std::vector<PlannedCase> out;
+    for (const CaseKey& key : expand(row, parse_row(row))) {
+      PlannedCase c;
+      c.id = key.id;
+      c.device_kind = kind_name(key.kind);
+      // As in run(): a simulated kind runs on the sim backend, an absent one is skipped before
+      // any expectation applies.
+      const bool simulated = ctx.host.provenance(key.kind) == Provenance::Simulated &&
+                             sim::device_for_simulated_kind(key.kind, 0, ctx.host).has_value();
+      const bool runs = simulated || ctx.host.provenance(key.kind) == Provenance::Real;
+      const parity::Expectation* e =
+          runs ? expectations_for(row.file(), key.kind).find(key.id, simulated ? "simulated" : "real") : nullptr;
+      if (e) {
+        c.expected = parity::expected_status_name(e->status);
+        c.reason = e->reason;
+        c.where = e->where();
+      }
+      out.push_back(std::move(c));
+    }
+    return out;
+  }
 };
 
 }  // namespace

@@ -9,6 +9,7 @@ void bind_sim(pybind11::module_& m);
 void bind_bench(pybind11::module_& m);
 void bind_ops(pybind11::module_& m);
 void bind_manager(pybind11::module_& m);
+void bind_harness(pybind11::module_& m);
 }  // namespace crossdev::python
 
 PYBIND11_MODULE(_crossdev, m) {
@@ -19,4 +20,5 @@ PYBIND11_MODULE(_crossdev, m) {
   crossdev::python::bind_bench(m);
   crossdev::python::bind_ops(m);
   crossdev::python::bind_manager(m);
+  crossdev::python::bind_harness(m);
 }

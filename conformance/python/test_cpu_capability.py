@@ -47,10 +47,17 @@ CHILD = textwrap.dedent("""
 """ % {"dtypes": DTYPES})
 
 
-def run_child(tmp_path, capability):
-    path = tmp_path / f"{capability}.pt"
-    env = dict(os.environ, CROSSDEV_CPU_CAPABILITY=capability)
+def child_env(build_dir, capability):
+    """The environment of a child process that imports the built crossdev module."""
+    path = os.pathsep.join(p for p in (str(build_dir / "python"), os.environ.get("PYTHONPATH", "")) if p)
+    env = dict(os.environ, CROSSDEV_CPU_CAPABILITY=capability, PYTHONPATH=path)
     env.pop("ATEN_CPU_CAPABILITY", None)
+    return env
+
+
+def run_child(tmp_path, build_dir, capability):
+    path = tmp_path / f"{capability}.pt"
+    env = child_env(build_dir, capability)
     proc = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True, text=True, env=env,
                           timeout=600, cwd=os.getcwd())
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -66,8 +73,8 @@ def test_capability_info_names_the_choice():
     assert set(info) == {"chosen", "hardware", "built", "source", "available"}
 
 
-def test_invalid_value_is_ignored_with_a_warning():
-    env = dict(os.environ, CROSSDEV_CPU_CAPABILITY="avx9000")
+def test_invalid_value_is_ignored_with_a_warning(build_dir):
+    env = child_env(build_dir, "avx9000")
     code = "import crossdev; print(crossdev.ops.cpu_capability_info()['source'])"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -75,11 +82,11 @@ def test_invalid_value_is_ignored_with_a_warning():
     assert proc.stdout.strip().startswith("ATen's choice")
 
 
-def test_every_capability_matches_the_fallback_and_each_other(tmp_path):
+def test_every_capability_matches_the_fallback_and_each_other(tmp_path, build_dir):
     available = crossdev.ops.cpu_capability_info()["available"]
     by_capability = {}
     for capability in available:
-        info, results = run_child(tmp_path, capability)
+        info, results = run_child(tmp_path, build_dir, capability)
         assert info["chosen"] == capability, info
         assert info["source"] == f"CROSSDEV_CPU_CAPABILITY={capability}"
         by_capability[capability] = results

@@ -2,7 +2,8 @@
 // row-major index in the contiguous output) is kept iff uniform01(dropout_key(seed), i) >= p,
 // the same rule dropout_keep_mask() applies for the fallback.
 //   forward   out = s keep (x + bias) + residual
-//   backward  gv = g s keep (grad of x + bias) and, with a scale tensor, gs = g keep (x + bias),
+//   backward  gv = g s keep / (1 - p) (grad of x + bias) and, with a scale tensor,
+//             gs = g keep (x + bias) / (1 - p),
 //             in one pass, in opmath; grad_x / grad_bias = gv and grad_scale = gs summed to their
 //             shapes (at::sum_to_size, rounded once), grad_residual = g summed to its shape.
 // Compiled once per instruction set (CPU_CAPABILITY, ops/cpu/dispatch.h).
@@ -137,9 +138,12 @@ void run_backward(at::TensorIteratorBase& iter, const BackwardPlan& plan, const 
   const int outputs = plan.gs ? 2 : 1;
   const int operands = iter.ntensors();
   const opmath_t survivor(plan.survivor), scalar_scale(plan.scalar_scale);
+  // keep (1 or 0); the survivor scale 1 / (1 - p) is applied separately, in the order the
+  // fallback's autograd multiplies (((g s) survivor) keep), so each element rounds the same way
+  // and the sums over broadcast dimensions (thousands of terms) do not drift apart.
   auto keep_factor = [&](std::int64_t index) -> opmath_t {
     if (!plan.dropout) return opmath_t(1);
-    return portable_random::uniform01(plan.key, static_cast<std::uint64_t>(index)) >= plan.p ? survivor : opmath_t(0);
+    return portable_random::uniform01(plan.key, static_cast<std::uint64_t>(index)) >= plan.p ? opmath_t(1) : opmath_t(0);
   };
   auto load_at = [](char* base, std::int64_t stride, std::int64_t i) {
     return static_cast<opmath_t>(*reinterpret_cast<const scalar_t*>(base + i * stride));
@@ -161,25 +165,31 @@ void run_backward(at::TensorIteratorBase& iter, const BackwardPlan& plan, const 
           for (std::int64_t j = 0; j < IO::kWidth; ++j) keep[j] = keep_factor(first + i + j);
           m = Vec::loadu(keep);
         }
-        const Vec gm = IO::load(ptr(plan.grad) + i) * m;
+        const Vec g = IO::load(ptr(plan.grad) + i);
         const Vec s = plan.scale >= 0 ? IO::load(ptr(plan.scale) + i) : Vec(scalar_scale);
-        OutIO::store(reinterpret_cast<opmath_t*>(data[0]) + i, gm * s);
+        Vec gv = g * s;
+        if (plan.dropout) gv = gv * Vec(survivor) * m;
+        OutIO::store(reinterpret_cast<opmath_t*>(data[0]) + i, gv);
         if (plan.gs) {
           Vec u = IO::load(ptr(plan.x) + i);
           if (plan.bias >= 0) u = u + IO::load(ptr(plan.bias) + i);
-          OutIO::store(reinterpret_cast<opmath_t*>(data[1]) + i, gm * u);
+          if (plan.dropout) u = u * m * Vec(survivor);
+          OutIO::store(reinterpret_cast<opmath_t*>(data[1]) + i, g * u);
         }
       }
     }
     for (; i < n; ++i) {
       const opmath_t m = keep_factor((data[0] + i * strides[0] - gv_base) / static_cast<std::int64_t>(sizeof(opmath_t)));
-      const opmath_t gm = load_at(data[plan.grad], strides[plan.grad], i) * m;
+      const opmath_t g = load_at(data[plan.grad], strides[plan.grad], i);
       const opmath_t s = plan.scale >= 0 ? load_at(data[plan.scale], strides[plan.scale], i) : scalar_scale;
-      *reinterpret_cast<opmath_t*>(data[0] + i * strides[0]) = gm * s;
+      opmath_t gv = g * s;
+      if (plan.dropout) gv = gv * survivor * m;
+      *reinterpret_cast<opmath_t*>(data[0] + i * strides[0]) = gv;
       if (plan.gs) {
         opmath_t u = load_at(data[plan.x], strides[plan.x], i);
         if (plan.bias >= 0) u += load_at(data[plan.bias], strides[plan.bias], i);
-        *reinterpret_cast<opmath_t*>(data[1] + i * strides[1]) = gm * u;
+        if (plan.dropout) u = u * m * survivor;
+        *reinterpret_cast<opmath_t*>(data[1] + i * strides[1]) = g * u;
       }
     }
   });

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "ops/cpu/vec_io.h"
@@ -129,31 +130,43 @@ typename VecIO<scalar_t>::opmath_t row_sum2(const scalar_t* a, const scalar_t* b
   return total;
 }
 
-// Parameter gradients of row kernels (sums over rows of per-element products): the rows are cut
-// into one contiguous chunk per thread, fn(begin, end, partial) adds its chunk's sums into
-// `partial` (`width` opmath values, zeroed), and the partials are added in chunk order, so the
-// result does not depend on scheduling. Returns the `width` totals.
-template <typename opmath_t, typename ChunkFn>
-std::vector<opmath_t> rows_with_partials(std::int64_t rows, std::int64_t width, const ChunkFn& fn) {
+// Parameter gradients of row kernels are sums over rows (thousands of terms, often cancelling):
+// they accumulate in column_acc_t, double for float/float16/bfloat16 (ATen's CPU reductions
+// use a cascade sum for the same reason), so the sum is not the error's bottleneck.
+template <typename opmath_t>
+using column_acc_t = std::conditional_t<std::is_same_v<opmath_t, float>, double, opmath_t>;
+
+// The rows are cut into one contiguous chunk per thread; fn(begin, end, partial) adds its
+// chunk's sums into `partial` (`width` column_acc_t values, zeroed), and the partials are added
+// in chunk order, so the result does not depend on scheduling. Returns the `width` totals.
+template <typename acc_t, typename ChunkFn>
+std::vector<acc_t> rows_with_partials(std::int64_t rows, std::int64_t width, const ChunkFn& fn) {
   const std::int64_t chunks = std::max<std::int64_t>(1, std::min<std::int64_t>(at::get_num_threads(), rows));
-  std::vector<opmath_t> partials(static_cast<std::size_t>(chunks * width), opmath_t(0));
+  std::vector<acc_t> partials(static_cast<std::size_t>(chunks * width), acc_t(0));
   at::parallel_for(0, chunks, 1, [&](std::int64_t cb, std::int64_t ce) {
     for (std::int64_t c = cb; c < ce; ++c) {
       fn(rows * c / chunks, rows * (c + 1) / chunks, partials.data() + c * width);
     }
   });
-  std::vector<opmath_t> total(partials.begin(), partials.begin() + width);
+  std::vector<acc_t> total(partials.begin(), partials.begin() + width);
   for (std::int64_t c = 1; c < chunks; ++c) {
-    const opmath_t* p = partials.data() + c * width;
+    const acc_t* p = partials.data() + c * width;
     for (std::int64_t i = 0; i < width; ++i) total[static_cast<std::size_t>(i)] += p[i];
   }
   return total;
 }
 
-// partial[i] += a[i] (and the products the caller forms): vectorized accumulate of opmath rows.
-template <typename opmath_t>
-void accumulate(opmath_t* partial, const at::vec::Vectorized<opmath_t>& v, std::int64_t i) {
-  (at::vec::Vectorized<opmath_t>::loadu(partial + i) + v).store(partial + i);
+// partial[i .. i + size) += v (widened to acc_t).
+template <typename acc_t, typename opmath_t>
+void accumulate(acc_t* partial, const at::vec::Vectorized<opmath_t>& v, std::int64_t i) {
+  using Vec = at::vec::Vectorized<opmath_t>;
+  if constexpr (std::is_same_v<acc_t, opmath_t>) {
+    (Vec::loadu(partial + i) + v).store(partial + i);
+  } else {
+    __at_align__ opmath_t values[Vec::size()];
+    v.store(values);
+    for (std::int64_t k = 0; k < Vec::size(); ++k) partial[i + k] += static_cast<acc_t>(values[k]);
+  }
 }
 
 }  // namespace CPU_CAPABILITY

@@ -88,18 +88,19 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
   const std::int64_t d = x.size(2);
   const std::int64_t rows = x.size(0) * t_steps;
   const double eps = call.scalar("eps", 1e-6);
-  at::Tensor sums = at::empty({(shift_rows + scale_rows) * d}, x.options().dtype(at::toOpMathType(x.scalar_type())));
+  at::Tensor sums = at::empty({(shift_rows + scale_rows) * d}, x.options().dtype(at::kDouble)  /* cpu::column_acc_t */);
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "layer_norm_modulate_backward_cpu", [&] {
     using IO = cpu::VecIO<scalar_t>;
     using opmath_t = typename IO::opmath_t;
     using Vec = typename IO::Vec;
+    using acc_t = cpu::column_acc_t<opmath_t>;
     const cpu::RowReader<scalar_t> xr(x), gr(grad_out);
     const scalar_t* scale_p = scale.const_data_ptr<scalar_t>();
     scalar_t* gxp = grad_x.mutable_data_ptr<scalar_t>();
     const opmath_t inv_d = opmath_t(1) / static_cast<opmath_t>(std::max<std::int64_t>(d, 1));
-    const std::vector<opmath_t> total = cpu::rows_with_partials<opmath_t>(
-        rows, (shift_rows + scale_rows) * d, [&](std::int64_t begin, std::int64_t end, opmath_t* partial) {
+    const std::vector<acc_t> total = cpu::rows_with_partials<acc_t>(
+        rows, (shift_rows + scale_rows) * d, [&](std::int64_t begin, std::int64_t end, acc_t* partial) {
           std::vector<scalar_t> xs = cpu::scratch_for<scalar_t>(d, !xr.rows_contiguous());
           std::vector<scalar_t> gs = cpu::scratch_for<scalar_t>(d, !gr.rows_contiguous());
           const Vec one(opmath_t(1));
@@ -108,8 +109,8 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
             const scalar_t* row = xr.row(r, xs.data());
             const scalar_t* g = gr.row(r, gs.data());
             const scalar_t* sc = scale_p + (scale_rows == 1 ? 0 : b) * d;
-            opmath_t* sum_g = partial + (shift_rows == 1 ? 0 : b) * d;
-            opmath_t* sum_gn = partial + (shift_rows + (scale_rows == 1 ? 0 : b)) * d;
+            acc_t* sum_g = partial + (shift_rows == 1 ? 0 : b) * d;
+            acc_t* sum_gn = partial + (shift_rows + (scale_rows == 1 ? 0 : b)) * d;
             scalar_t* dst = gxp + r * d;
             const auto [mean, rstd] = row_stats(row, d, eps);
             // mean(gn) and mean(gn n); the parameter sums on the same pass.
@@ -148,7 +149,7 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
             }
           }
         });
-    std::copy(total.begin(), total.end(), sums.mutable_data_ptr<opmath_t>());
+    std::copy(total.begin(), total.end(), sums.mutable_data_ptr<acc_t>());
   });
   return {grad_x, sums.narrow(0, 0, shift_rows * d).view({shift_rows, d}).to(x.scalar_type()),
           sums.narrow(0, shift_rows * d, scale_rows * d).view({scale_rows, d}).to(x.scalar_type())};

@@ -45,18 +45,18 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
   const std::int64_t rows = x.size(0) * t_steps;
   const std::int64_t shift_rows = shift_in.size(0);
   const std::int64_t scale_rows = scale.size(0);
-  const at::ScalarType opmath_type = at::toOpMathType(x.scalar_type());
-  at::Tensor sums = at::empty({(shift_rows + scale_rows) * d}, x.options().dtype(opmath_type));
+  at::Tensor sums = at::empty({(shift_rows + scale_rows) * d}, x.options().dtype(at::kDouble)  /* cpu::column_acc_t */);
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "modulate_backward_cpu", [&] {
     using IO = cpu::VecIO<scalar_t>;
     using opmath_t = typename IO::opmath_t;
     using Vec = typename IO::Vec;
+    using acc_t = cpu::column_acc_t<opmath_t>;
     const cpu::RowReader<scalar_t> xr(x), gr(grad_out);
     const scalar_t* scale_p = scale.const_data_ptr<scalar_t>();
     scalar_t* gxp = grad_x.mutable_data_ptr<scalar_t>();
-    const std::vector<opmath_t> total = cpu::rows_with_partials<opmath_t>(
-        rows, (shift_rows + scale_rows) * d, [&](std::int64_t begin, std::int64_t end, opmath_t* partial) {
+    const std::vector<acc_t> total = cpu::rows_with_partials<acc_t>(
+        rows, (shift_rows + scale_rows) * d, [&](std::int64_t begin, std::int64_t end, acc_t* partial) {
           std::vector<scalar_t> xs = cpu::scratch_for<scalar_t>(d, !xr.rows_contiguous());
           std::vector<scalar_t> gs = cpu::scratch_for<scalar_t>(d, !gr.rows_contiguous());
           for (std::int64_t r = begin; r < end; ++r) {
@@ -64,8 +64,8 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
             const scalar_t* xrow = xr.row(r, xs.data());
             const scalar_t* g = gr.row(r, gs.data());
             const scalar_t* sc = scale_p + (scale_rows == 1 ? 0 : b) * d;
-            opmath_t* sum_g = partial + (shift_rows == 1 ? 0 : b) * d;
-            opmath_t* sum_gx = partial + (shift_rows + (scale_rows == 1 ? 0 : b)) * d;
+            acc_t* sum_g = partial + (shift_rows == 1 ? 0 : b) * d;
+            acc_t* sum_gx = partial + (shift_rows + (scale_rows == 1 ? 0 : b)) * d;
             scalar_t* dst = gxp + r * d;
             std::int64_t i = 0;
             for (; i + IO::kWidth <= d; i += IO::kWidth) {
@@ -82,7 +82,7 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
             }
           }
         });
-    std::copy(total.begin(), total.end(), sums.mutable_data_ptr<opmath_t>());
+    std::copy(total.begin(), total.end(), sums.mutable_data_ptr<acc_t>());
   });
   return {grad_x, sums.narrow(0, 0, shift_rows * d).view({shift_rows, d}).to(x.scalar_type()),
           sums.narrow(0, shift_rows * d, scale_rows * d).view({scale_rows, d}).to(x.scalar_type())};

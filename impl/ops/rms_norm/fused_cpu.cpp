@@ -61,18 +61,19 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
   const std::int64_t d = row_length(x);
   const std::int64_t rows = d == 0 ? 0 : x.numel() / d;
   const double eps = call.scalar("eps", 1e-6);
-  at::Tensor grad_weight = at::empty({d}, x.options().dtype(at::toOpMathType(x.scalar_type())));
+  at::Tensor grad_weight = at::empty({d}, x.options().dtype(at::kDouble)  /* cpu::column_acc_t */);
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "rms_norm_backward_cpu", [&] {
     using IO = cpu::VecIO<scalar_t>;
     using opmath_t = typename IO::opmath_t;
     using Vec = typename IO::Vec;
+    using acc_t = cpu::column_acc_t<opmath_t>;
     const cpu::RowReader<scalar_t> xr(x), gr(grad_out);
     const scalar_t* wp = weight.const_data_ptr<scalar_t>();
     scalar_t* gxp = grad_x.mutable_data_ptr<scalar_t>();
     const opmath_t inv_d = opmath_t(1) / static_cast<opmath_t>(std::max<std::int64_t>(d, 1));
-    const std::vector<opmath_t> total =
-        cpu::rows_with_partials<opmath_t>(rows, d, [&](std::int64_t begin, std::int64_t end, opmath_t* partial) {
+    const std::vector<acc_t> total =
+        cpu::rows_with_partials<acc_t>(rows, d, [&](std::int64_t begin, std::int64_t end, acc_t* partial) {
           std::vector<scalar_t> xs = cpu::scratch_for<scalar_t>(d, !xr.rows_contiguous());
           std::vector<scalar_t> gs = cpu::scratch_for<scalar_t>(d, !gr.rows_contiguous());
           for (std::int64_t r = begin; r < end; ++r) {
@@ -107,7 +108,7 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
             }
           }
         });
-    std::copy(total.begin(), total.end(), grad_weight.mutable_data_ptr<opmath_t>());
+    std::copy(total.begin(), total.end(), grad_weight.mutable_data_ptr<acc_t>());
   });
   return {grad_x, grad_weight.to(x.scalar_type())};
 }

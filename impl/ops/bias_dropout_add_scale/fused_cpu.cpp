@@ -14,6 +14,7 @@
 
 #include "ops/bias_dropout_add_scale/kernels.h"
 #include "ops/cpu/dispatch.h"
+#include "ops/cpu/output.h"
 #include "ops/cpu/vec_io.h"
 #include "ops/portable_random.h"
 
@@ -90,7 +91,7 @@ at::Tensor forward(const OpCall& call) {
   const at::Tensor x = call.tensor("x");
   const at::Tensor bias = call.tensor("bias");
   // Contiguous, so an element's offset from the base is its row-major index: the mask counter.
-  at::Tensor out = at::empty(bias.defined() ? at::infer_size(x.sizes(), bias.sizes()) : x.sizes().vec(), x.options());
+  at::Tensor out = cpu::output_for(call, bias.defined() ? at::infer_size(x.sizes(), bias.sizes()) : x.sizes().vec(), x.options());
 
   Plan plan;
   at::TensorIteratorConfig config;

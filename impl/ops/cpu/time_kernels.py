@@ -22,11 +22,19 @@ def main():
     parser.add_argument("--backward", action="store_true", help="also time crossdev::<op>_backward (allocating)")
     parser.add_argument("--json", help="write the rows here")
     args = parser.parse_args()
-    sys.path.insert(0, str(pathlib.Path(args.build_dir).resolve() / "python"))
+    build = pathlib.Path(args.build_dir).resolve()
     import torch
     import torch.utils.benchmark as benchmark
 
-    import crossdev
+    # The operator library alone (an older build's Python module may not import against newer
+    # libraries; the kernels only need torch.ops.crossdev).
+    torch.ops.load_library(str(build / "lib" / "libcrossdev_ops.so"))
+    try:
+        sys.path.insert(0, str(build / "python"))
+        import crossdev
+        info = crossdev.ops.cpu_capability_info()
+    except (ImportError, AttributeError):
+        info = {"chosen": "n/a", "source": "no runtime dispatch in this build"}
 
     torch.manual_seed(0)
     B, T, D = 8, 1024, 1024
@@ -81,9 +89,8 @@ def main():
     results.append(timed("aten::add.out (triad x + 2y)", "torch.add(x, y, alpha=2.0, out=out)",
                          dict(torch=torch, x=x, y=y, out=out)))
 
-    info = crossdev.ops.cpu_capability_info() if hasattr(crossdev.ops, "cpu_capability_info") else {"chosen": "n/a"}
     header = (f"torch {torch.__version__}, {torch.get_num_threads()} threads, ATen {torch.backends.cpu.get_cpu_capability()}, "
-              f"crossdev fused CPU kernels: {info.get('chosen')} ({info.get('source', 'no runtime dispatch in this build')})")
+              f"crossdev fused CPU kernels: {info['chosen']} ({info['source']}), {build}")
     print(header)
     print(f"{'kernel':48s} {'median ms':>10s} {'IQR ms':>8s} {'runs':>5s}")
     for r in results:

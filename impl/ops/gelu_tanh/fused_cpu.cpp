@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "ops/cpu/dispatch.h"
+#include "ops/cpu/output.h"
 #include "ops/cpu/elementwise.h"
 #include "ops/gelu_tanh/kernels.h"
 
@@ -15,7 +16,7 @@ namespace {
 
 at::Tensor forward(const OpCall& call) {
   const at::Tensor x = call.tensor("x");
-  at::Tensor out = at::empty(x.sizes(), x.options());
+  at::Tensor out = cpu::output_for(call, x.sizes(), x.options());
   auto iter = at::TensorIteratorConfig().add_output(out).add_const_input(x).build();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "gelu_tanh_fused_cpu", [&] {
     using Vec = typename cpu::VecIO<scalar_t>::Vec;

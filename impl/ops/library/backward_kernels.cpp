@@ -14,8 +14,6 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/autograd/autograd.h>
 
-#include <ATen/ExpandUtils.h>
-
 #include "log/logger.h"
 #include "ops/eligibility.h"
 #include "ops/library/call_marshal.h"
@@ -72,11 +70,7 @@ std::string fused_backward_rejection(const BackwardCall& b) {
   if (!g.defined()) return "grad_out is undefined";
   const std::vector<const char*>& from = b.def.output_shape_from;
   const at::Tensor first = b.call.tensor(from.empty() ? b.def.inputs.front().name : from.front());
-  std::vector<std::int64_t> shape = first.sizes().vec();
-  for (std::size_t i = 1; i < from.size(); ++i) {
-    const at::Tensor t = b.call.tensor(from[i]);
-    if (t.defined()) shape = at::infer_size(shape, t.sizes());
-  }
+  const std::vector<std::int64_t> shape = output_shape(b.def, b.call);
   if (g.sizes() != at::IntArrayRef(shape)) {
     return "grad_out has shape " + sizes_text(g) + " but the output has shape " + c10::str(at::IntArrayRef(shape));
   }

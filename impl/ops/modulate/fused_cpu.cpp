@@ -7,6 +7,7 @@
 #include <ATen/Functions.h>
 
 #include "ops/cpu/dispatch.h"
+#include "ops/cpu/output.h"
 #include "ops/cpu/elementwise.h"
 #include "ops/cpu/rows.h"
 #include "ops/modulate/kernels.h"
@@ -18,7 +19,7 @@ at::Tensor forward(const OpCall& call) {
   const at::Tensor x = call.tensor("x");
   const at::Tensor shift = call.tensor("shift").unsqueeze(1);
   const at::Tensor scale = call.tensor("scale").unsqueeze(1);
-  at::Tensor out = at::empty(x.sizes(), x.options());
+  at::Tensor out = cpu::output_for(call, x.sizes(), x.options());
   auto iter = at::TensorIteratorConfig()
                   .add_output(out)
                   .add_const_input(x)

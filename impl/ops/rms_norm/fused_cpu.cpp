@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "ops/cpu/dispatch.h"
+#include "ops/cpu/output.h"
 #include "ops/cpu/rows.h"
 #include "ops/rms_norm/kernels.h"
 
@@ -21,7 +22,7 @@ std::int64_t row_length(const at::Tensor& x) { return x.dim() == 0 ? 1 : x.size(
 at::Tensor forward(const OpCall& call) {
   const at::Tensor x = call.tensor("x");
   const at::Tensor weight = call.tensor("weight").contiguous();
-  at::Tensor out = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
+  at::Tensor out = cpu::output_for(call, x.sizes(), x.options());
   const std::int64_t d = row_length(x);
   const std::int64_t rows = d == 0 ? 0 : x.numel() / d;
   const double eps = call.scalar("eps", 1e-6);

@@ -8,17 +8,20 @@
 #include <ATen/Functions.h>
 
 #include "ops/cpu/dispatch.h"
+#include "ops/cpu/output.h"
 #include "ops/cpu/rows.h"
 #include "ops/rotary/kernels.h"
 
 namespace crossdev::ops::rotary::CPU_CAPABILITY {
 namespace {
 
-at::Tensor rotate(const at::Tensor& input, const at::Tensor& cos_in, const at::Tensor& sin_in, bool transpose) {
+at::Tensor rotate(const at::Tensor& input, const at::Tensor& cos_in, const at::Tensor& sin_in, bool transpose,
+                  const OpCall* call_with_out) {
   const at::Tensor& x = input;
   const at::Tensor cos = cos_in.contiguous();
   const at::Tensor sin = sin_in.contiguous();
-  at::Tensor out = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
+  at::Tensor out = call_with_out != nullptr ? cpu::output_for(*call_with_out, x.sizes(), x.options())
+                                            : at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
   const std::int64_t t_steps = x.size(1);
   const std::int64_t heads = x.size(2);
   const std::int64_t dh = x.size(3);
@@ -70,11 +73,11 @@ at::Tensor rotate(const at::Tensor& input, const at::Tensor& cos_in, const at::T
 }
 
 at::Tensor forward(const OpCall& call) {
-  return rotate(call.tensor("x"), call.tensor("cos"), call.tensor("sin"), /*transpose=*/false);
+  return rotate(call.tensor("x"), call.tensor("cos"), call.tensor("sin"), /*transpose=*/false, &call);
 }
 
 std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out) {
-  return {rotate(grad_out, call.tensor("cos"), call.tensor("sin"), /*transpose=*/true), at::Tensor(), at::Tensor()};
+  return {rotate(grad_out, call.tensor("cos"), call.tensor("sin"), /*transpose=*/true, nullptr), at::Tensor(), at::Tensor()};
 }
 
 }  // namespace

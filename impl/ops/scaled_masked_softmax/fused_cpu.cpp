@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ops/cpu/dispatch.h"
+#include "ops/cpu/output.h"
 #include "ops/cpu/rows.h"
 #include "ops/scaled_masked_softmax/kernels.h"
 
@@ -84,7 +85,7 @@ Rows rows_of(const OpCall& call) {
 
 at::Tensor forward(const OpCall& call) {
   const Rows in = rows_of(call);
-  at::Tensor out = at::empty(in.scores.sizes(), in.scores.options().memory_format(at::MemoryFormat::Contiguous));
+  at::Tensor out = cpu::output_for(call, in.scores.sizes(), in.scores.options());
   if (in.rows == 0) return out;
   const double scale = call.scalar("scale", 1.0);
 

@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "ops/cpu/dispatch.h"
+#include "ops/cpu/output.h"
 #include "ops/cpu/elementwise.h"
 #include "ops/swiglu/kernels.h"
 
@@ -22,7 +23,7 @@ namespace {
 at::Tensor forward(const OpCall& call) {
   at::Tensor gate = call.tensor("gate");
   at::Tensor up = call.tensor("up");
-  at::Tensor out = at::empty(at::infer_size(gate.sizes(), up.sizes()), gate.options());
+  at::Tensor out = cpu::output_for(call, at::infer_size(gate.sizes(), up.sizes()), gate.options());
   auto iter = at::TensorIteratorConfig().add_output(out).add_const_input(gate).add_const_input(up).build();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, gate.scalar_type(), "swiglu_fused_cpu", [&] {
     using Vec = typename cpu::VecIO<scalar_t>::Vec;

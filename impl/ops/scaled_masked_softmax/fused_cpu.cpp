@@ -41,11 +41,16 @@ opmath_t exp_row(const scalar_t* row, const bool* mrow, std::int64_t tk, opmath_
     }
     for (std::int64_t j = i; j < tk; ++j) buf[j] = static_cast<opmath_t>(row[j]) * scale;  // tail: max below
   } else {
-    for (; i + IO::kWidth <= tk; i += IO::kWidth) (IO::load(row + i) * Vec(scale)).store(buf + i);
-    for (; i < tk; ++i) buf[i] = static_cast<opmath_t>(row[i]) * scale;
-    for (std::int64_t j = 0; j < tk; ++j) buf[j] = mrow[j] ? neg_inf : buf[j];
-    i = 0;
-    for (; i + IO::kWidth <= tk; i += IO::kWidth) vmax = at::vec::maximum(vmax, Vec::loadu(buf + i));
+    // The mask bytes widened to 0/1 floats (a loop the compiler vectorizes), then a blend: no
+    // branch on the (unpredictable) mask.
+    __at_align__ opmath_t masked[Vec::size()];
+    for (; i + IO::kWidth <= tk; i += IO::kWidth) {
+      for (std::int64_t k = 0; k < Vec::size(); ++k) masked[k] = static_cast<opmath_t>(mrow[i + k]);
+      const Vec v = Vec::blendv(IO::load(row + i) * Vec(scale), Vec(neg_inf), Vec::loadu(masked) != Vec(opmath_t(0)));
+      v.store(buf + i);
+      vmax = at::vec::maximum(vmax, v);
+    }
+    for (std::int64_t j = i; j < tk; ++j) buf[j] = mrow[j] ? neg_inf : static_cast<opmath_t>(row[j]) * scale;  // tail: max below
   }
   opmath_t max = at::vec::vec_reduce_all<opmath_t>([](Vec a, Vec b) { return at::vec::maximum(a, b); }, vmax);
   for (; i < tk; ++i) max = std::max(max, buf[i]);

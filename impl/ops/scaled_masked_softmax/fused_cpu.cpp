@@ -1,6 +1,7 @@
 // Per row of Tk keys, read in place through its strides (cpu::RowReader), in a per-task opmath
 // row buffer that stays in L1/L2 for typical Tk (4 KiB at Tk = 1024 floats):
-//   forward   pass 1: logits = scale * scores into the buffer, masked keys at -inf, running max;
+//   forward   pass 1: logits = scale * scores into the buffer, masked keys blended to -inf,
+//             running max;
 //             pass 2: e = exp(logits - max) in place and its sum; pass 3: store e / sum.
 //             Scores are read once and the output written once.
 //   backward  y recomputed the same way (zeros where masked, so fully masked rows get zero

@@ -139,6 +139,26 @@ at::Tensor softmax_mask_wrong_batch(const OpCall& call) {
   return ops::scaled_masked_softmax::fused_cpu(with(call, "mask", mask.narrow(0, 0, 1).expand(mask.sizes())));
 }
 
+// Backward: d silu / d gate taken as sigmoid(gate) (the (1 + gate (1 - sigmoid)) factor dropped).
+std::vector<at::Tensor> swiglu_backward_silu_grad_as_sigmoid(const OpCall& call, const at::Tensor& grad_out) {
+  const at::Tensor gate = opmath(call.tensor("gate"));
+  const at::Tensor up = opmath(call.tensor("up"));
+  const at::Tensor g = opmath(grad_out);
+  const at::Tensor s = gate.sigmoid();
+  const at::ScalarType dtype = call.tensor("gate").scalar_type();
+  return {(g * up * s).sum_to_size(gate.sizes()).to(dtype), (g * gate * s).sum_to_size(up.sizes()).to(dtype)};
+}
+
+// Backward: grad_x = r g w, the derivative of r = rsqrt(mean(x^2) + eps) itself left out.
+std::vector<at::Tensor> rms_norm_backward_no_rsqrt_term(const OpCall& call, const at::Tensor& grad_out) {
+  const at::Tensor x = opmath(call.tensor("x"));
+  const at::Tensor w = opmath(call.tensor("weight"));
+  const at::Tensor g = opmath(grad_out);
+  const at::Tensor r = (x * x).mean(-1, true).add(call.scalar("eps", 1e-6)).rsqrt();
+  const at::ScalarType dtype = call.tensor("x").scalar_type();
+  return {(g * w * r).to(dtype), (g * x * r).reshape({-1, x.size(-1)}).sum(0).to(dtype)};
+}
+
 }  // namespace
 
 const std::vector<MutantRow>& mutant_rows() {
@@ -163,6 +183,12 @@ const std::vector<MutantRow>& mutant_rows() {
       {"rotary.sin_sign_flipped", "rotates the wrong way: x * cos - rotate_half(x) * sin", rotary_sin_sign_flipped},
       {"scaled_masked_softmax.mask_wrong_batch",
        "applies batch 0's mask to every batch (per-batch masks with B >= 2 expose it)", softmax_mask_wrong_batch},
+      {"swiglu.backward_silu_grad_as_sigmoid",
+       "backward: takes d silu(gate) / d gate as sigmoid(gate), dropping the (1 + gate (1 - sigmoid)) factor", nullptr,
+       swiglu_backward_silu_grad_as_sigmoid},
+      {"rms_norm.backward_no_rsqrt_term",
+       "backward: grad_x = rsqrt(mean(x^2) + eps) * grad * weight, leaving out the normalization's own derivative",
+       nullptr, rms_norm_backward_no_rsqrt_term},
   };
   return rows;
 }

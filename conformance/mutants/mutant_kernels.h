@@ -9,10 +9,13 @@
 namespace crossdev::mutants {
 
 using MutantKernel = at::Tensor (*)(const ops::OpCall& call);
+// A broken backward: one gradient per OpDefinition::inputs entry (undefined where none).
+using MutantBackward = std::vector<at::Tensor> (*)(const ops::OpCall& call, const at::Tensor& grad_out);
 struct MutantRow {
   const char* name;  // "<op>.<defect>"; <op> is the operator it overrides
   const char* description;
-  MutantKernel kernel;
+  MutantKernel kernel;                // overrides crossdev::<op> (nullptr for a backward mutant)
+  MutantBackward backward = nullptr;  // overrides crossdev::<op>_backward instead
 };
 const std::vector<MutantRow>& mutant_rows();
 

@@ -13,7 +13,11 @@
 
 #include "mutant_kernels.h"
 #include "mutants.h"
+#include <ATen/ops/empty.h>
+#include <ATen/ops/zeros_like.h>
+
 #include "ops/library/call_marshal.h"
+#include "ops/op_definition.h"
 
 namespace crossdev::mutants {
 namespace {
@@ -39,12 +43,40 @@ void mutant_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   stack->emplace_back(row->kernel(call).contiguous());
 }
 
+// The boxed CPU kernel of crossdev::<op>_backward for a backward mutant: (grad_out, the op's
+// arguments) in, one gradient per differentiable input out (empty where the input is absent).
+void mutant_backward_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const c10::FunctionSchema& schema = op.schema();
+  const std::size_t n = schema.arguments().size();
+  const auto arguments = torch::jit::last(*stack, n);
+  const at::Tensor grad_out = arguments[0].toTensor();
+  const ops::OpCall call = ops::library::call_from_arguments(schema, arguments.slice(1), /*first=*/1);
+  torch::jit::drop(*stack, n);
+  const MutantRow* row = g_active.load();
+  TORCH_CHECK(row != nullptr && row->backward != nullptr, "crossdev_mutants: a backward mutant ran with none active");
+  const std::string name(row->name, std::string_view(row->name).find('.'));
+  const ops::OpDefinition* def = ops::find_definition(name);
+  TORCH_CHECK(def != nullptr, "crossdev_mutants: unknown op ", name);
+  const std::vector<at::Tensor> grads = row->backward(call, grad_out);
+  for (std::size_t i = 0; i < def->inputs.size(); ++i) {
+    if (!def->inputs[i].differentiable) continue;
+    const at::Tensor input = call.tensor(def->inputs[i].name);
+    if (!input.defined()) {
+      stack->emplace_back(at::empty({0}, grad_out.options()));
+    } else if (i < grads.size() && grads[i].defined()) {
+      stack->emplace_back(grads[i].contiguous());
+    } else {
+      stack->emplace_back(at::zeros_like(input, at::MemoryFormat::Contiguous));
+    }
+  }
+}
+
 }  // namespace
 
 const std::vector<MutantInfo>& mutant_table() {
   static const std::vector<MutantInfo> table = [] {
     std::vector<MutantInfo> out;
-    for (const MutantRow& row : mutant_rows()) out.push_back({row.name, row.description});
+    for (const MutantRow& row : mutant_rows()) out.push_back({row.name, row.description, row.backward != nullptr});
     return out;
   }();
   return table;
@@ -67,7 +99,11 @@ void set_active_mutant(const std::string& name) {
   if (row == nullptr) return;
   const std::string op(row->name, std::string_view(row->name).find('.'));
   g_override = std::make_unique<torch::Library>(torch::Library::IMPL, "crossdev", c10::DispatchKey::CPU, __FILE__, __LINE__);
-  g_override->impl(op.c_str(), torch::CppFunction::makeFromBoxedFunction<&mutant_kernel>());
+  if (row->backward != nullptr) {
+    g_override->impl((op + "_backward").c_str(), torch::CppFunction::makeFromBoxedFunction<&mutant_backward_kernel>());
+  } else {
+    g_override->impl(op.c_str(), torch::CppFunction::makeFromBoxedFunction<&mutant_kernel>());
+  }
 }
 
 std::string active_mutant() {

@@ -13,11 +13,13 @@ namespace crossdev::mutants {
 struct MutantInfo {
   const char* name;         // "<op>.<defect>"
   const char* description;  // what the broken kernel does, and which inputs expose it
+  bool backward;            // overrides crossdev::<op>_backward (the gradients), not crossdev::<op>
 };
 const std::vector<MutantInfo>& mutant_table();
 std::vector<std::string> mutant_names();
 
-// Registers the named mutant's kernel over crossdev::<op>'s CPU kernel ("" = none: the
+// Registers the named mutant's kernel over crossdev::<op>'s (or, for a backward mutant,
+// crossdev::<op>_backward's) CPU kernel ("" = none: the
 // production kernel is back). An unknown name throws std::invalid_argument listing the valid ones.
 void set_active_mutant(const std::string& name);
 std::string active_mutant();

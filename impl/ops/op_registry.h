@@ -36,6 +36,10 @@ struct OpCall {
   std::map<std::string, double> scalars;   // "eps", "p", "scale" (when a scalar), ...
   bool training = false;
   std::uint64_t seed = 0;                  // dropout mask seed: see portable_random.h
+  // The `.out` overload's output, already checked (shape, dtype, device, no overlap) and
+  // contiguous; a native kernel may write its result there instead of allocating one
+  // (ops/cpu/output.h). Undefined otherwise; never an input.
+  at::Tensor out;
 
   // nullptr-free accessors: an undefined tensor when absent; `fallback` when the scalar is absent.
   at::Tensor tensor(const std::string& name) const;

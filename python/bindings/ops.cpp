@@ -3,6 +3,7 @@
 #include <torch/extension.h>
 #include <torch/python.h>
 
+#include "ops/cpu/capability.h"
 #include "ops/op_registry.h"
 
 namespace py = pybind11;
@@ -57,6 +58,21 @@ void bind_ops(py::module_& root) {
   py::register_exception<ops::NotEligible>(m, "NotEligible", PyExc_RuntimeError);
   py::register_exception<ops::GraphFuserUnavailable>(m, "GraphFuserUnavailable", PyExc_RuntimeError);
 
+  // The instruction set the fused CPU kernels run with (ops/cpu/capability.h): "default",
+  // "avx2" or "avx512"; CROSSDEV_CPU_CAPABILITY (as ATEN_CPU_CAPABILITY for ATen) forces it.
+  m.def("cpu_capability", [] { return std::string(ops::cpu::capability_name(ops::cpu::cpu_capability())); });
+  m.def("cpu_capability_info", [] {
+    const ops::cpu::CpuCapabilityInfo info = ops::cpu::cpu_capability_info();
+    py::dict d;
+    d["chosen"] = ops::cpu::capability_name(info.chosen);
+    d["hardware"] = ops::cpu::capability_name(info.hardware);
+    d["built"] = ops::cpu::capability_name(info.built);
+    d["source"] = info.source;
+    py::list available;
+    for (ops::cpu::CpuCapability c : ops::cpu::available_capabilities()) available.append(ops::cpu::capability_name(c));
+    d["available"] = available;
+    return d;
+  });
   m.def("op_names", [] {
     std::vector<std::string> names;
     for (const ops::OpSpec* op : ops::all_ops()) names.emplace_back(op->name());

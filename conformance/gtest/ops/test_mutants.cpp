@@ -19,6 +19,37 @@ class ActiveMutant {
 
 std::string op_of(const std::string& mutant) { return mutant.substr(0, mutant.find('.')); }
 
+bool is_backward_mutant(const std::string& mutant) {
+  for (const mutants::MutantInfo& info : mutants::mutant_table()) {
+    if (mutant == info.name) return info.backward;
+  }
+  return false;
+}
+
+// "" when the fused gradients (crossdev::<op>_backward through autograd) match the fallback's.
+std::string gradient_mismatch(const OpSpec& op, const OpCall& call, at::ScalarType dtype) {
+  auto forward = [&](Impl impl, std::map<std::string, at::Tensor>& leaves) {
+    OpCall leaf_call = call;
+    for (const std::string& name : op.grad_inputs()) {
+      if (!call.has_tensor(name)) continue;
+      leaves[name] = call.tensor(name).detach().clone().requires_grad_(true);
+      leaf_call.tensors[name] = leaves[name];
+    }
+    return op.run(impl, leaf_call);
+  };
+  std::map<std::string, at::Tensor> fused_leaves, ref_leaves;
+  const at::Tensor fused_out = forward(Impl::Fused, fused_leaves);
+  const at::Tensor ref_out = forward(Impl::Fallback, ref_leaves);
+  const at::Tensor weight = at::linspace(-1.0, 1.0, ref_out.numel(), at::kDouble).reshape(ref_out.sizes()).to(dtype);
+  fused_out.backward(weight);
+  ref_out.backward(weight);
+  for (const auto& [name, leaf] : ref_leaves) {
+    const std::string m = close_mismatch(fused_leaves.at(name).grad(), leaf.grad(), default_tolerance(dtype));
+    if (!m.empty()) return "grad." + name + ": " + m;
+  }
+  return "";
+}
+
 TEST(Mutants, EveryOpHasAtLeastOne) {
   const std::vector<std::string> names = mutant_names();
   for (const OpSpec* op : all_ops()) {
@@ -52,11 +83,17 @@ TEST_P(MutantGoesRed, FusedDisagreesWithFallbackSomewhere) {
     for (at::ScalarType dtype : all_dtypes()) {
       const OpCall call = op->make_inputs(set, dtype, c10::Device(c10::kCPU), 7);
       const std::string mismatch =
-          close_mismatch(op->run(Impl::Fused, call), op->run(Impl::Fallback, call), default_tolerance(dtype));
+          is_backward_mutant(name)
+              ? gradient_mismatch(*op, call, dtype)
+              : close_mismatch(op->run(Impl::Fused, call), op->run(Impl::Fallback, call), default_tolerance(dtype));
       if (!mismatch.empty()) detected_by.push_back(set + "/" + dtype_name(dtype));
     }
   }
   EXPECT_FALSE(detected_by.empty()) << name << " survived every shape set and dtype";
+  if (is_backward_mutant(name)) {  // the forward is the production kernel's
+    const OpCall call = op->make_inputs("odd_tail", at::kFloat, c10::Device(c10::kCPU), 7);
+    EXPECT_EQ(close_mismatch(op->run(Impl::Fused, call), op->run(Impl::Fallback, call), default_tolerance(at::kFloat)), "");
+  }
   // Only the mutant's own op is affected.
   for (const OpSpec* other : all_ops()) {
     if (other == op) continue;

@@ -1,16 +1,24 @@
-// One pass over the output. The dropout mask is never materialized: element i (its row-major
-// index in the contiguous output) is kept iff uniform01(dropout_key(seed), i) >= p, the same
-// rule dropout_keep_mask() applies for the fallback.
+// One pass over the output each way. The dropout mask is never materialized: element i (its
+// row-major index in the contiguous output) is kept iff uniform01(dropout_key(seed), i) >= p,
+// the same rule dropout_keep_mask() applies for the fallback.
+//   forward   out = s keep (x + bias) + residual
+//   backward  gv = g s keep / (1 - p) (grad of x + bias) and, with a scale tensor,
+//             gs = g keep (x + bias) / (1 - p),
+//             in one pass, in opmath; grad_x / grad_bias = gv and grad_scale = gs summed to their
+//             shapes (at::sum_to_size, rounded once), grad_residual = g summed to its shape.
+// Compiled once per instruction set (CPU_CAPABILITY, ops/cpu/dispatch.h).
 #include <ATen/Dispatch.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/Functions.h>
 #include <ATen/TensorIterator.h>
 
 #include "ops/bias_dropout_add_scale/kernels.h"
+#include "ops/cpu/dispatch.h"
+#include "ops/cpu/output.h"
 #include "ops/cpu/vec_io.h"
 #include "ops/portable_random.h"
 
-namespace crossdev::ops::bias_dropout_add_scale {
+namespace crossdev::ops::bias_dropout_add_scale::CPU_CAPABILITY {
 namespace {
 
 struct Plan {
@@ -79,13 +87,11 @@ void run(at::TensorIteratorBase& iter, const Plan& plan, const char* out_base) {
   });
 }
 
-}  // namespace
-
-at::Tensor fused_cpu(const OpCall& call) {
+at::Tensor forward(const OpCall& call) {
   const at::Tensor x = call.tensor("x");
   const at::Tensor bias = call.tensor("bias");
   // Contiguous, so an element's offset from the base is its row-major index: the mask counter.
-  at::Tensor out = at::empty(bias.defined() ? at::infer_size(x.sizes(), bias.sizes()) : x.sizes().vec(), x.options());
+  at::Tensor out = cpu::output_for(call, bias.defined() ? at::infer_size(x.sizes(), bias.sizes()) : x.sizes().vec(), x.options());
 
   Plan plan;
   at::TensorIteratorConfig config;
@@ -115,4 +121,139 @@ at::Tensor fused_cpu(const OpCall& call) {
   return out;
 }
 
-}  // namespace crossdev::ops::bias_dropout_add_scale
+// Operands: 0 gv, 1 gs (when `gs`), then grad, x, bias?, scale?.
+struct BackwardPlan {
+  bool gs = false;
+  int grad = -1, x = -1, bias = -1, scale = -1;
+  bool dropout = false;
+  double p = 0.0, survivor = 1.0, scalar_scale = 1.0;
+  std::uint64_t key = 0;
+};
+
+template <typename scalar_t>
+void run_backward(at::TensorIteratorBase& iter, const BackwardPlan& plan, const char* gv_base) {
+  using IO = cpu::VecIO<scalar_t>;
+  using opmath_t = typename IO::opmath_t;
+  using OutIO = cpu::VecIO<opmath_t>;
+  using Vec = typename IO::Vec;
+  const int outputs = plan.gs ? 2 : 1;
+  const int operands = iter.ntensors();
+  const opmath_t survivor(plan.survivor), scalar_scale(plan.scalar_scale);
+  // keep (1 or 0); the survivor scale 1 / (1 - p) is applied separately, in the order the
+  // fallback's autograd multiplies (((g s) survivor) keep), so each element rounds the same way
+  // and the sums over broadcast dimensions (thousands of terms) do not drift apart.
+  auto keep_factor = [&](std::int64_t index) -> opmath_t {
+    if (!plan.dropout) return opmath_t(1);
+    return portable_random::uniform01(plan.key, static_cast<std::uint64_t>(index)) >= plan.p ? opmath_t(1) : opmath_t(0);
+  };
+  auto load_at = [](char* base, std::int64_t stride, std::int64_t i) {
+    return static_cast<opmath_t>(*reinterpret_cast<const scalar_t*>(base + i * stride));
+  };
+
+  iter.for_each([&](char** data, const std::int64_t* strides, std::int64_t n) {
+    bool contiguous = true;
+    for (int k = 0; k < operands; ++k) {
+      contiguous = contiguous && strides[k] == static_cast<std::int64_t>(k < outputs ? sizeof(opmath_t) : sizeof(scalar_t));
+    }
+    std::int64_t i = 0;
+    if (contiguous) {
+      const std::int64_t first = (data[0] - gv_base) / static_cast<std::int64_t>(sizeof(opmath_t));
+      auto ptr = [&](int k) { return reinterpret_cast<const scalar_t*>(data[k]); };
+      for (; i + IO::kWidth <= n; i += IO::kWidth) {
+        Vec m(opmath_t(1));
+        if (plan.dropout) {
+          __at_align__ opmath_t keep[IO::kWidth];
+          for (std::int64_t j = 0; j < IO::kWidth; ++j) keep[j] = keep_factor(first + i + j);
+          m = Vec::loadu(keep);
+        }
+        const Vec g = IO::load(ptr(plan.grad) + i);
+        const Vec s = plan.scale >= 0 ? IO::load(ptr(plan.scale) + i) : Vec(scalar_scale);
+        Vec gv = g * s;
+        if (plan.dropout) gv = gv * Vec(survivor) * m;
+        OutIO::store(reinterpret_cast<opmath_t*>(data[0]) + i, gv);
+        if (plan.gs) {
+          Vec u = IO::load(ptr(plan.x) + i);
+          if (plan.bias >= 0) u = u + IO::load(ptr(plan.bias) + i);
+          if (plan.dropout) u = u * m * Vec(survivor);
+          OutIO::store(reinterpret_cast<opmath_t*>(data[1]) + i, g * u);
+        }
+      }
+    }
+    for (; i < n; ++i) {
+      const opmath_t m = keep_factor((data[0] + i * strides[0] - gv_base) / static_cast<std::int64_t>(sizeof(opmath_t)));
+      const opmath_t g = load_at(data[plan.grad], strides[plan.grad], i);
+      const opmath_t s = plan.scale >= 0 ? load_at(data[plan.scale], strides[plan.scale], i) : scalar_scale;
+      opmath_t gv = g * s;
+      if (plan.dropout) gv = gv * survivor * m;
+      *reinterpret_cast<opmath_t*>(data[0] + i * strides[0]) = gv;
+      if (plan.gs) {
+        opmath_t u = load_at(data[plan.x], strides[plan.x], i);
+        if (plan.bias >= 0) u += load_at(data[plan.bias], strides[plan.bias], i);
+        if (plan.dropout) u = u * m * survivor;
+        *reinterpret_cast<opmath_t*>(data[1] + i * strides[1]) = g * u;
+      }
+    }
+  });
+}
+
+// `full` (opmath, the output's shape) summed to `like`'s shape, in like's dtype.
+at::Tensor summed_to(const at::Tensor& full, const at::Tensor& like) {
+  const at::Tensor out = like.sizes() == full.sizes() ? full : full.sum_to_size(like.sizes());
+  return out.to(like.scalar_type());
+}
+
+std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out) {
+  const at::Tensor x = call.tensor("x");
+  const at::Tensor bias = call.tensor("bias");
+  const at::Tensor scale = call.tensor("scale");
+  const at::Tensor residual = call.tensor("residual");
+  const std::vector<std::int64_t> shape = bias.defined() ? at::infer_size(x.sizes(), bias.sizes()) : x.sizes().vec();
+  const at::TensorOptions opmath_options = x.options().dtype(at::toOpMathType(x.scalar_type()));
+  // Contiguous, so an element's offset from the base is its row-major index: the mask counter.
+  at::Tensor gv = at::empty(shape, opmath_options);
+  at::Tensor gs = scale.defined() ? at::empty(shape, opmath_options) : at::Tensor();
+
+  BackwardPlan plan;
+  at::TensorIteratorConfig config;
+  config.check_all_same_dtype(false).add_output(gv);
+  plan.gs = gs.defined();
+  if (plan.gs) config.add_output(gs);
+  int next = plan.gs ? 2 : 1;
+  config.add_const_input(grad_out);
+  plan.grad = next++;
+  config.add_const_input(x);
+  plan.x = next++;
+  if (bias.defined()) {
+    config.add_const_input(bias);
+    plan.bias = next++;
+  }
+  if (scale.defined()) {
+    config.add_const_input(scale);
+    plan.scale = next++;
+  }
+  auto iter = config.build();
+  plan.dropout = dropout_active(call);
+  plan.p = call.scalar("p", 0.0);
+  plan.survivor = portable_random::dropout_survivor_scale(plan.p);
+  plan.scalar_scale = call.scalar("scale_value", 1.0);
+  plan.key = portable_random::dropout_key(call.seed);
+
+  const char* base = static_cast<const char*>(gv.const_data_ptr());
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "bias_dropout_add_scale_backward_cpu",
+                                  [&] { run_backward<scalar_t>(iter, plan, base); });
+
+  std::vector<at::Tensor> grads(4);
+  grads[0] = summed_to(gv, x);
+  if (bias.defined()) grads[1] = summed_to(gv, bias);
+  if (scale.defined()) grads[2] = summed_to(gs, scale);
+  if (residual.defined()) {
+    grads[3] = residual.sizes() == grad_out.sizes() ? grad_out
+                                                    : grad_out.to(opmath_options.dtype()).sum_to_size(residual.sizes()).to(residual.scalar_type());
+  }
+  return grads;
+}
+
+}  // namespace
+}  // namespace crossdev::ops::bias_dropout_add_scale::CPU_CAPABILITY
+
+CROSSDEV_REGISTER_CPU_KERNELS(bias_dropout_add_scale, &forward, &backward)

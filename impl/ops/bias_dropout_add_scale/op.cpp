@@ -132,6 +132,7 @@ OpDefinition bias_dropout_add_scale_definition() {
   def.validity = {bias_dropout_shapes(), dropout_probability_valid()};
   def.fallback = bias_dropout_add_scale::fallback;
   def.fused_cpu = bias_dropout_add_scale::fused_cpu;
+  def.fused_backward_cpu = bias_dropout_add_scale::fused_backward_cpu;
 #ifdef CROSSDEV_OPS_WITH_CUDA
   def.fused_cuda = bias_dropout_add_scale::fused_cuda;
   def.fused_backward_cuda = bias_dropout_add_scale::fused_backward_cuda;

@@ -11,6 +11,7 @@
 #include "ops/cpu/vec_io.h"
 
 namespace crossdev::ops::cpu {
+inline namespace CPU_CAPABILITY {  // compiled once per instruction set
 
 namespace detail {
 template <typename scalar_t, typename VecOp, std::size_t... K>
@@ -47,4 +48,41 @@ void elementwise(at::TensorIteratorBase& iter, const ScalarOp& scalar_op, const 
   });
 }
 
+}  // namespace CPU_CAPABILITY
+}  // namespace crossdev::ops::cpu
+
+namespace crossdev::ops::cpu {
+inline namespace CPU_CAPABILITY {
+
+// NOut outputs of out_t (operands 0..NOut-1), then NIn inputs of in_t. out_t is in_t, or the
+// opmath type when the caller reduces the outputs afterwards (sums to a broadcast input's shape
+// in opmath, rounding once). `vec_op` returns std::array<Vec, NOut>, `scalar_op`
+// std::array<opmath_t, NOut>. The iterator must be built with check_all_same_dtype(false) when
+// out_t differs from in_t.
+template <typename in_t, typename out_t, std::size_t NOut, std::size_t NIn, typename ScalarOp, typename VecOp>
+void elementwise_multi(at::TensorIteratorBase& iter, const ScalarOp& scalar_op, const VecOp& vec_op) {
+  using IO = VecIO<in_t>;
+  using OutIO = VecIO<out_t>;
+  using opmath_t = typename IO::opmath_t;
+  static_assert(std::is_same_v<typename OutIO::opmath_t, opmath_t>, "outputs must share the inputs' opmath type");
+  iter.for_each([&](char** data, const std::int64_t* strides, std::int64_t n) {
+    bool contiguous = true;
+    for (std::size_t k = 0; k < NOut; ++k) contiguous = contiguous && strides[k] == sizeof(out_t);
+    for (std::size_t k = NOut; k < NOut + NIn; ++k) contiguous = contiguous && strides[k] == sizeof(in_t);
+    std::int64_t i = 0;
+    if (contiguous) {
+      for (; i + IO::kWidth <= n; i += IO::kWidth) {
+        const auto out = detail::apply_vec<in_t>(vec_op, data + (NOut - 1), i, std::make_index_sequence<NIn>{});
+        for (std::size_t k = 0; k < NOut; ++k) OutIO::store(reinterpret_cast<out_t*>(data[k]) + i, out[k]);
+      }
+    }
+    for (; i < n; ++i) {
+      const auto out =
+          detail::apply_scalar<in_t>(scalar_op, data + (NOut - 1), strides + (NOut - 1), i, std::make_index_sequence<NIn>{});
+      for (std::size_t k = 0; k < NOut; ++k) *reinterpret_cast<out_t*>(data[k] + i * strides[k]) = static_cast<out_t>(out[k]);
+    }
+  });
+}
+
+}  // namespace CPU_CAPABILITY
 }  // namespace crossdev::ops::cpu

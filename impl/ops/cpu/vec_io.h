@@ -10,6 +10,7 @@
 #include <type_traits>
 
 namespace crossdev::ops::cpu {
+inline namespace CPU_CAPABILITY {  // compiled once per instruction set
 
 template <typename scalar_t>
 struct VecIO {
@@ -45,4 +46,5 @@ opmath_t reduce_add(const at::vec::Vectorized<opmath_t>& v) {
   return at::vec::vec_reduce_all<opmath_t>([](auto a, auto b) { return a + b; }, v);
 }
 
+}  // namespace CPU_CAPABILITY
 }  // namespace crossdev::ops::cpu

@@ -1,21 +1,43 @@
-// Per row (b, t): a mean pass, a centered sum-of-squares pass (two-pass for stability), and one
-// output pass that normalizes and modulates with row b of shift/scale (row 0 when they are [1, D]).
+// Per row (b, t) of D, read in place through its strides (cpu::RowReader), in opmath:
+//   forward   a mean pass, a centered sum-of-squares pass (two-pass for stability), and one
+//             output pass that normalizes and modulates with row b of shift/scale (row 0 when
+//             they are [1, D]);
+//   backward  with n = (x - mean) rstd and gn = g (1 + scale[b]):
+//             grad_x = rstd (gn - mean(gn) - n mean(gn n)); grad_shift[b] = sum_t g,
+//             grad_scale[b] = sum_t g n (per-thread column sums, cpu::rows_with_partials).
+// Compiled once per instruction set (CPU_CAPABILITY, ops/cpu/dispatch.h).
 #include <ATen/Dispatch.h>
 #include <ATen/Functions.h>
 
 #include <cmath>
 #include <type_traits>
+#include <utility>
 
+#include "ops/cpu/dispatch.h"
+#include "ops/cpu/output.h"
 #include "ops/cpu/rows.h"
 #include "ops/layer_norm_modulate/kernels.h"
 
-namespace crossdev::ops::layer_norm_modulate {
+namespace crossdev::ops::layer_norm_modulate::CPU_CAPABILITY {
+namespace {
 
-at::Tensor fused_cpu(const OpCall& call) {
-  const at::Tensor x = call.tensor("x").contiguous();
-  const at::Tensor shift = call.tensor("shift").contiguous();
+// (mean, rstd) of one row.
+template <typename scalar_t, typename opmath_t = typename cpu::VecIO<scalar_t>::opmath_t>
+std::pair<opmath_t, opmath_t> row_stats(const scalar_t* row, std::int64_t d, double eps) {
+  const opmath_t mean = cpu::row_sum(row, d, [](const auto& v) { return v; }) / static_cast<opmath_t>(d);
+  const opmath_t sum_sq = cpu::row_sum(row, d, [mean](const auto& v) {
+    using V = std::decay_t<decltype(v)>;  // Vectorized<opmath> or opmath
+    const V c = v - V(mean);
+    return c * c;
+  });
+  return {mean, opmath_t(1) / std::sqrt(sum_sq / static_cast<opmath_t>(d) + static_cast<opmath_t>(eps))};
+}
+
+at::Tensor forward(const OpCall& call) {
+  const at::Tensor x = call.tensor("x");
+  const at::Tensor shift = call.tensor("shift").contiguous();  // [B|1, D]: small
   const at::Tensor scale = call.tensor("scale").contiguous();
-  at::Tensor out = at::empty(x.sizes(), x.options());
+  at::Tensor out = cpu::output_for(call, x.sizes(), x.options());
   const std::int64_t t_steps = x.size(1);
   const std::int64_t d = x.size(2);
   const std::int64_t rows = x.size(0) * t_steps;
@@ -27,37 +49,114 @@ at::Tensor fused_cpu(const OpCall& call) {
     using IO = cpu::VecIO<scalar_t>;
     using opmath_t = typename IO::opmath_t;
     using Vec = typename IO::Vec;
-    const scalar_t* xp = x.const_data_ptr<scalar_t>();
+    const cpu::RowReader<scalar_t> xr(x);
     const scalar_t* shift_p = shift.const_data_ptr<scalar_t>();
     const scalar_t* scale_p = scale.const_data_ptr<scalar_t>();
     scalar_t* op = out.mutable_data_ptr<scalar_t>();
-    cpu::parallel_rows(rows, d, [&](std::int64_t r) {
-      const std::int64_t b = r / t_steps;
-      const scalar_t* row = xp + r * d;
-      const scalar_t* sh = shift_p + b * shift_batch_stride;
-      const scalar_t* sc = scale_p + b * scale_batch_stride;
-      scalar_t* dst = op + r * d;
-      const opmath_t mean = cpu::row_sum(row, d, [](const auto& v) { return v; }) / static_cast<opmath_t>(d);
-      const opmath_t sum_sq = cpu::row_sum(row, d, [mean](const auto& v) {
-        using V = std::decay_t<decltype(v)>;  // Vectorized<opmath> or opmath
-        const V c = v - V(mean);
-        return c * c;
-      });
-      const opmath_t rstd =
-          opmath_t(1) / std::sqrt(sum_sq / static_cast<opmath_t>(d) + static_cast<opmath_t>(eps));
-      const Vec one(opmath_t(1));
-      std::int64_t i = 0;
-      for (; i + IO::kWidth <= d; i += IO::kWidth) {
-        const Vec normed = (IO::load(row + i) - Vec(mean)) * Vec(rstd);
-        IO::store(dst + i, at::vec::fmadd(normed, one + IO::load(sc + i), IO::load(sh + i)));
-      }
-      for (; i < d; ++i) {
-        const opmath_t normed = (static_cast<opmath_t>(row[i]) - mean) * rstd;
-        dst[i] = static_cast<scalar_t>(normed * (opmath_t(1) + static_cast<opmath_t>(sc[i])) + static_cast<opmath_t>(sh[i]));
+    cpu::parallel_row_ranges(rows, d, [&](std::int64_t begin, std::int64_t end) {
+      std::vector<scalar_t> scratch = cpu::scratch_for<scalar_t>(d, !xr.rows_contiguous());
+      for (std::int64_t r = begin; r < end; ++r) {
+        const std::int64_t b = r / t_steps;
+        const scalar_t* row = xr.row(r, scratch.data());
+        const scalar_t* sh = shift_p + b * shift_batch_stride;
+        const scalar_t* sc = scale_p + b * scale_batch_stride;
+        scalar_t* dst = op + r * d;
+        const auto [mean, rstd] = row_stats(row, d, eps);
+        const Vec one(opmath_t(1));
+        std::int64_t i = 0;
+        for (; i + IO::kWidth <= d; i += IO::kWidth) {
+          const Vec normed = (IO::load(row + i) - Vec(mean)) * Vec(rstd);
+          IO::store(dst + i, at::vec::fmadd(normed, one + IO::load(sc + i), IO::load(sh + i)));
+        }
+        for (; i < d; ++i) {
+          const opmath_t normed = (static_cast<opmath_t>(row[i]) - mean) * rstd;
+          dst[i] = static_cast<scalar_t>(normed * (opmath_t(1) + static_cast<opmath_t>(sc[i])) +
+                                         static_cast<opmath_t>(sh[i]));
+        }
       }
     });
   });
   return out;
 }
 
-}  // namespace crossdev::ops::layer_norm_modulate
+std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out) {
+  const at::Tensor x = call.tensor("x");
+  const std::int64_t shift_rows = call.tensor("shift").size(0);
+  const at::Tensor scale = call.tensor("scale").contiguous();
+  const std::int64_t scale_rows = scale.size(0);
+  at::Tensor grad_x = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
+  const std::int64_t t_steps = x.size(1);
+  const std::int64_t d = x.size(2);
+  const std::int64_t rows = x.size(0) * t_steps;
+  const double eps = call.scalar("eps", 1e-6);
+  at::Tensor sums = at::empty({(shift_rows + scale_rows) * d}, x.options().dtype(at::kDouble)  /* cpu::column_acc_t */);
+
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "layer_norm_modulate_backward_cpu", [&] {
+    using IO = cpu::VecIO<scalar_t>;
+    using opmath_t = typename IO::opmath_t;
+    using Vec = typename IO::Vec;
+    using acc_t = cpu::column_acc_t<opmath_t>;
+    const cpu::RowReader<scalar_t> xr(x), gr(grad_out);
+    const scalar_t* scale_p = scale.const_data_ptr<scalar_t>();
+    scalar_t* gxp = grad_x.mutable_data_ptr<scalar_t>();
+    const opmath_t inv_d = opmath_t(1) / static_cast<opmath_t>(std::max<std::int64_t>(d, 1));
+    const std::vector<acc_t> total = cpu::rows_with_partials<acc_t>(
+        rows, (shift_rows + scale_rows) * d, [&](std::int64_t begin, std::int64_t end, acc_t* partial) {
+          std::vector<scalar_t> xs = cpu::scratch_for<scalar_t>(d, !xr.rows_contiguous());
+          std::vector<scalar_t> gs = cpu::scratch_for<scalar_t>(d, !gr.rows_contiguous());
+          const Vec one(opmath_t(1));
+          for (std::int64_t r = begin; r < end; ++r) {
+            const std::int64_t b = r / t_steps;
+            const scalar_t* row = xr.row(r, xs.data());
+            const scalar_t* g = gr.row(r, gs.data());
+            const scalar_t* sc = scale_p + (scale_rows == 1 ? 0 : b) * d;
+            acc_t* sum_g = partial + (shift_rows == 1 ? 0 : b) * d;
+            acc_t* sum_gn = partial + (shift_rows + (scale_rows == 1 ? 0 : b)) * d;
+            scalar_t* dst = gxp + r * d;
+            const auto [mean, rstd] = row_stats(row, d, eps);
+            // mean(gn) and mean(gn n); the parameter sums on the same pass.
+            Vec acc_gn(opmath_t(0)), acc_gnn(opmath_t(0));
+            std::int64_t i = 0;
+            for (; i + IO::kWidth <= d; i += IO::kWidth) {
+              const Vec gv = IO::load(g + i);
+              const Vec n = (IO::load(row + i) - Vec(mean)) * Vec(rstd);
+              const Vec gn = gv * (one + IO::load(sc + i));
+              acc_gn = acc_gn + gn;
+              acc_gnn = at::vec::fmadd(gn, n, acc_gnn);
+              cpu::accumulate(sum_g, gv, i);
+              cpu::accumulate(sum_gn, gv * n, i);
+            }
+            opmath_t s_gn = cpu::reduce_add<opmath_t>(acc_gn), s_gnn = cpu::reduce_add<opmath_t>(acc_gnn);
+            for (; i < d; ++i) {
+              const opmath_t gv = static_cast<opmath_t>(g[i]);
+              const opmath_t n = (static_cast<opmath_t>(row[i]) - mean) * rstd;
+              const opmath_t gn = gv * (opmath_t(1) + static_cast<opmath_t>(sc[i]));
+              s_gn += gn;
+              s_gnn += gn * n;
+              sum_g[i] += gv;
+              sum_gn[i] += gv * n;
+            }
+            const opmath_t m_gn = s_gn * inv_d, m_gnn = s_gnn * inv_d;
+            i = 0;
+            for (; i + IO::kWidth <= d; i += IO::kWidth) {
+              const Vec n = (IO::load(row + i) - Vec(mean)) * Vec(rstd);
+              const Vec gn = IO::load(g + i) * (one + IO::load(sc + i));
+              IO::store(dst + i, Vec(rstd) * (gn - Vec(m_gn) - n * Vec(m_gnn)));
+            }
+            for (; i < d; ++i) {
+              const opmath_t n = (static_cast<opmath_t>(row[i]) - mean) * rstd;
+              const opmath_t gn = static_cast<opmath_t>(g[i]) * (opmath_t(1) + static_cast<opmath_t>(sc[i]));
+              dst[i] = static_cast<scalar_t>(rstd * (gn - m_gn - n * m_gnn));
+            }
+          }
+        });
+    std::copy(total.begin(), total.end(), sums.mutable_data_ptr<acc_t>());
+  });
+  return {grad_x, sums.narrow(0, 0, shift_rows * d).view({shift_rows, d}).to(x.scalar_type()),
+          sums.narrow(0, shift_rows * d, scale_rows * d).view({scale_rows, d}).to(x.scalar_type())};
+}
+
+}  // namespace
+}  // namespace crossdev::ops::layer_norm_modulate::CPU_CAPABILITY
+
+CROSSDEV_REGISTER_CPU_KERNELS(layer_norm_modulate, &forward, &backward)

@@ -61,6 +61,7 @@ OpDefinition layer_norm_modulate_definition() {
   def.validity = {layer_norm_modulate_shapes()};
   def.fallback = layer_norm_modulate::fallback;
   def.fused_cpu = layer_norm_modulate::fused_cpu;
+  def.fused_backward_cpu = layer_norm_modulate::fused_backward_cpu;
 #ifdef CROSSDEV_OPS_WITH_CUDA
   def.fused_cuda = layer_norm_modulate::fused_cuda;
   def.fused_backward_cuda = layer_norm_modulate::fused_backward_cuda;

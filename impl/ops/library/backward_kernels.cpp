@@ -1,6 +1,9 @@
 // crossdev::<op>_backward(Tensor grad_out, <the op's arguments>) -> one gradient per
 // differentiable input. Kernels:
-//   native     the op's fused backward for that backend where it has one, else derived
+//   native     the op's fused backward for that backend where it has one and the call passes the
+//              fused-only predicates (as the forward's native kernel does) and grad_out has the
+//              output's dtype, device and shape; else derived (logged at debug level, category
+//              "dispatch")
 //   composite  derived from the fallback: the fallback graph is rebuilt on the saved inputs and
 //              differentiated with torch::autograd::grad (autograd is switched back on inside
 //              the kernel: the dispatcher calls it below the Autograd key)
@@ -11,7 +14,10 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/autograd/autograd.h>
 
+#include "log/logger.h"
+#include "ops/eligibility.h"
 #include "ops/library/call_marshal.h"
+#include "ops/library/op_predicates.h"
 #include "ops/library/op_schemas.h"
 #include "ops/library/register_op.h"
 
@@ -55,11 +61,44 @@ void composite_backward(const c10::OperatorHandle& op, torch::jit::Stack* stack)
   push_grads(b, fallback_derived_backward(b.def, b.call, b.grad_out), stack);
 }
 
+// Why a fused backward may not run on this call ("" when it may): the forward's fused
+// predicates, and a grad_out shaped, typed and placed like the forward's output.
+std::string fused_backward_rejection(const BackwardCall& b) {
+  const std::vector<PredicateResult> rejected = failures(b.def, /*fused=*/true, b.call);
+  if (!rejected.empty()) return explain(rejected);
+  const at::Tensor& g = b.grad_out;
+  if (!g.defined()) return "grad_out is undefined";
+  const std::vector<const char*>& from = b.def.output_shape_from;
+  const at::Tensor first = b.call.tensor(from.empty() ? b.def.inputs.front().name : from.front());
+  const std::vector<std::int64_t> shape = output_shape(b.def, b.call);
+  if (g.sizes() != at::IntArrayRef(shape)) {
+    return "grad_out has shape " + sizes_text(g) + " but the output has shape " + c10::str(at::IntArrayRef(shape));
+  }
+  if (g.scalar_type() != first.scalar_type()) {
+    return std::string("grad_out has dtype ") + c10::toString(g.scalar_type()) + " but the output has " +
+           c10::toString(first.scalar_type());
+  }
+  if (g.device() != first.device()) return "grad_out is on " + g.device().str() + ", the inputs on " + first.device().str();
+  return "";
+}
+
 template <c10::DispatchKey Key>
 void native_backward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const BackwardCall b = pop_backward(op, stack);
   const BackwardFn fused = Key == c10::DispatchKey::CUDA ? b.def.fused_backward_cuda : b.def.fused_backward_cpu;
-  push_grads(b, fused != nullptr ? fused(b.call, b.grad_out) : fallback_derived_backward(b.def, b.call, b.grad_out), stack);
+  if (fused != nullptr) {
+    const std::string why = fused_backward_rejection(b);
+    if (why.empty()) {
+      push_grads(b, fused(b.call, b.grad_out), stack);
+      return;
+    }
+    Logger& log = Logger::global();
+    if (log.enabled(LogLevel::Debug)) {
+      log.log(LogLevel::Debug, "dispatch", std::string(b.def.name) + "_backward: ran derived backward; fused rejected: " + why,
+              {{"op", b.def.name}, {"impl", "fallback"}});
+    }
+  }
+  push_grads(b, fallback_derived_backward(b.def, b.call, b.grad_out), stack);
 }
 
 void meta_backward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include <ATen/ExpandUtils.h>
 #include <c10/util/Exception.h>
 
 #include "ops/library/op_schemas.h"
@@ -112,6 +113,17 @@ at::Tensor call_op_kernel(const OpDefinition& definition, const OpCall& call, c1
   push_arguments(op.schema(), call, stack);
   op.callBoxedForDispatchKey(key, stack);
   return single_result(definition, stack);
+}
+
+std::vector<std::int64_t> output_shape(const OpDefinition& definition, const OpCall& call) {
+  const std::vector<const char*>& from = definition.output_shape_from;
+  const at::Tensor first = call.tensor(from.empty() ? definition.inputs.front().name : from.front());
+  std::vector<std::int64_t> shape = first.sizes().vec();
+  for (std::size_t i = 1; i < from.size(); ++i) {
+    const at::Tensor t = call.tensor(from[i]);
+    if (t.defined()) shape = at::infer_size(shape, t.sizes());
+  }
+  return shape;
 }
 
 }  // namespace crossdev::ops::library

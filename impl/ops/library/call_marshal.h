@@ -19,6 +19,10 @@ OpCall call_from_arguments(const c10::FunctionSchema& schema, c10::ArrayRef<c10:
 void push_arguments(const c10::FunctionSchema& schema, const OpCall& call, torch::jit::Stack& stack,
                     std::size_t first = 0);
 
+// The result's shape: the broadcast of OpDefinition::output_shape_from's inputs (default: the
+// first input's shape). Concrete sizes only (the Meta kernel has its own symbolic version).
+std::vector<std::int64_t> output_shape(const OpDefinition& definition, const OpCall& call);
+
 // The registered operator crossdev::<name>[.<overload>]; throws naming the op when absent.
 c10::OperatorHandle operator_handle(std::string_view name, std::string_view overload = "");
 

@@ -1,6 +1,7 @@
 // The forward kernels of crossdev::<op> and crossdev::<op>.out, one boxed function per dispatch
 // key, generic over the op (the schema says how to read the arguments):
-//   native     CPU / CUDA: the fused kernel; when a fused-only predicate fails (a dtype the
+//   native     CPU / CUDA: the fused kernel (for .out, writing straight into a contiguous out
+//              where the kernel supports it: OpCall::out); when a fused-only predicate fails (a dtype the
 //              kernel is not instantiated for, a shape limit), the fallback, logged at debug level
 //              in the "dispatch" category with every predicate's explanation
 //   composite  CompositeExplicitAutograd: the fallback composition
@@ -72,6 +73,10 @@ void check_out(const BoxedCall& boxed, const at::Tensor& out, c10::SymIntArrayRe
 
 void push_result(BoxedCall& boxed, at::Tensor result, torch::jit::Stack* stack) {
   result = result.contiguous();
+  if (boxed.out.defined() && result.is_same(boxed.out)) {  // the kernel wrote into out (OpCall::out)
+    stack->emplace_back(std::move(result));
+    return;
+  }
   if (boxed.out.defined()) {
     check_out(boxed, boxed.out, result.sym_sizes(), result.scalar_type(), result.device());
     boxed.out.copy_(result);
@@ -91,6 +96,15 @@ void native_forward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const std::vector<PredicateResult> rejected = failures(boxed.def, /*fused=*/true, boxed.call);
   at::Tensor result;
   if (rejected.empty()) {
+    if (boxed.out.defined()) {
+      // Checked (and resized) before the kernel runs, so a contiguous out can take the result
+      // directly: kernel-only .out calls allocate and copy nothing.
+      const at::Tensor first = boxed.call.tensor(boxed.def.output_shape_from.empty() ? boxed.def.inputs.front().name
+                                                                                       : boxed.def.output_shape_from.front());
+      const std::vector<std::int64_t> shape = output_shape(boxed.def, boxed.call);
+      check_out(boxed, boxed.out, c10::fromIntArrayRefSlow(shape), first.scalar_type(), first.device());
+      if (boxed.out.is_contiguous()) boxed.call.out = boxed.out;
+    }
     result = native_kernel(boxed.def, Key)(boxed.call);
   } else {
     Logger& log = Logger::global();

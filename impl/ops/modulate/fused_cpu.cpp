@@ -1,17 +1,25 @@
-// One pass over x: TensorIterator broadcasts shift/scale viewed as [B|1, 1, D] along T, so the
-// innermost loop is D contiguous elements of x, shift and scale and vectorizes.
+// Forward: one pass over x: TensorIterator broadcasts shift/scale viewed as [B|1, 1, D] along T,
+// so the innermost loop is D contiguous elements of x, shift and scale and vectorizes.
+// Backward, per row (b, t) of D: grad_x = g (1 + scale[b]) in one pass that also adds g and g x
+// into per-thread column sums for grad_shift[b] and grad_scale[b] (row 0 when they are [1, D]).
+// Compiled once per instruction set (CPU_CAPABILITY, ops/cpu/dispatch.h).
 #include <ATen/Dispatch.h>
 #include <ATen/Functions.h>
 
+#include "ops/cpu/dispatch.h"
+#include "ops/cpu/output.h"
 #include "ops/cpu/elementwise.h"
+#include "ops/cpu/rows.h"
 #include "ops/modulate/kernels.h"
 
-namespace crossdev::ops::modulate {
-at::Tensor fused_cpu(const OpCall& call) {
+namespace crossdev::ops::modulate::CPU_CAPABILITY {
+namespace {
+
+at::Tensor forward(const OpCall& call) {
   const at::Tensor x = call.tensor("x");
   const at::Tensor shift = call.tensor("shift").unsqueeze(1);
   const at::Tensor scale = call.tensor("scale").unsqueeze(1);
-  at::Tensor out = at::empty(x.sizes(), x.options());
+  at::Tensor out = cpu::output_for(call, x.sizes(), x.options());
   auto iter = at::TensorIteratorConfig()
                   .add_output(out)
                   .add_const_input(x)
@@ -28,4 +36,60 @@ at::Tensor fused_cpu(const OpCall& call) {
   return out;
 }
 
-}  // namespace crossdev::ops::modulate
+std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out) {
+  const at::Tensor x = call.tensor("x");
+  const at::Tensor shift_in = call.tensor("shift");
+  const at::Tensor scale = call.tensor("scale").contiguous();  // [B|1, D]: small
+  at::Tensor grad_x = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
+  const std::int64_t t_steps = x.size(1);
+  const std::int64_t d = x.size(2);
+  const std::int64_t rows = x.size(0) * t_steps;
+  const std::int64_t shift_rows = shift_in.size(0);
+  const std::int64_t scale_rows = scale.size(0);
+  at::Tensor sums = at::empty({(shift_rows + scale_rows) * d}, x.options().dtype(at::kDouble)  /* cpu::column_acc_t */);
+
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "modulate_backward_cpu", [&] {
+    using IO = cpu::VecIO<scalar_t>;
+    using opmath_t = typename IO::opmath_t;
+    using Vec = typename IO::Vec;
+    using acc_t = cpu::column_acc_t<opmath_t>;
+    const cpu::RowReader<scalar_t> xr(x), gr(grad_out);
+    const scalar_t* scale_p = scale.const_data_ptr<scalar_t>();
+    scalar_t* gxp = grad_x.mutable_data_ptr<scalar_t>();
+    const std::vector<acc_t> total = cpu::rows_with_partials<acc_t>(
+        rows, (shift_rows + scale_rows) * d, [&](std::int64_t begin, std::int64_t end, acc_t* partial) {
+          std::vector<scalar_t> xs = cpu::scratch_for<scalar_t>(d, !xr.rows_contiguous());
+          std::vector<scalar_t> gs = cpu::scratch_for<scalar_t>(d, !gr.rows_contiguous());
+          for (std::int64_t r = begin; r < end; ++r) {
+            const std::int64_t b = r / t_steps;
+            const scalar_t* xrow = xr.row(r, xs.data());
+            const scalar_t* g = gr.row(r, gs.data());
+            const scalar_t* sc = scale_p + (scale_rows == 1 ? 0 : b) * d;
+            acc_t* sum_g = partial + (shift_rows == 1 ? 0 : b) * d;
+            acc_t* sum_gx = partial + (shift_rows + (scale_rows == 1 ? 0 : b)) * d;
+            scalar_t* dst = gxp + r * d;
+            std::int64_t i = 0;
+            for (; i + IO::kWidth <= d; i += IO::kWidth) {
+              const Vec gv = IO::load(g + i);
+              IO::store(dst + i, gv * (Vec(opmath_t(1)) + IO::load(sc + i)));
+              cpu::accumulate(sum_g, gv, i);
+              cpu::accumulate(sum_gx, gv * IO::load(xrow + i), i);
+            }
+            for (; i < d; ++i) {
+              const opmath_t gv = static_cast<opmath_t>(g[i]);
+              dst[i] = static_cast<scalar_t>(gv * (opmath_t(1) + static_cast<opmath_t>(sc[i])));
+              sum_g[i] += gv;
+              sum_gx[i] += gv * static_cast<opmath_t>(xrow[i]);
+            }
+          }
+        });
+    std::copy(total.begin(), total.end(), sums.mutable_data_ptr<acc_t>());
+  });
+  return {grad_x, sums.narrow(0, 0, shift_rows * d).view({shift_rows, d}).to(x.scalar_type()),
+          sums.narrow(0, shift_rows * d, scale_rows * d).view({scale_rows, d}).to(x.scalar_type())};
+}
+
+}  // namespace
+}  // namespace crossdev::ops::modulate::CPU_CAPABILITY
+
+CROSSDEV_REGISTER_CPU_KERNELS(modulate, &forward, &backward)

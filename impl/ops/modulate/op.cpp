@@ -59,6 +59,7 @@ OpDefinition modulate_definition() {
   def.validity = {modulate_shapes()};
   def.fallback = modulate::fallback;
   def.fused_cpu = modulate::fused_cpu;
+  def.fused_backward_cpu = modulate::fused_backward_cpu;
 #ifdef CROSSDEV_OPS_WITH_CUDA
   def.fused_cuda = modulate::fused_cuda;
   def.fused_backward_cuda = modulate::fused_backward_cuda;

@@ -63,6 +63,7 @@ OpDefinition rms_norm_definition() {
   def.validity = {rms_norm_shapes()};
   def.fallback = rms_norm::fallback;
   def.fused_cpu = rms_norm::fused_cpu;
+  def.fused_backward_cpu = rms_norm::fused_backward_cpu;
 #ifdef CROSSDEV_OPS_WITH_CUDA
   def.fused_cuda = rms_norm::fused_cuda;
   def.fused_backward_cuda = rms_norm::fused_backward_cuda;

@@ -1,21 +1,27 @@
 // Per row (b, t, h) of Dh elements, vectorized over i < h:
 //   forward   out[i] = x[i] c[i] - x[i+h] s[i]        out[i+h] = x[i+h] c[i+h] + x[i] s[i+h]
 //   backward  gx[i]  = g[i] c[i] + g[i+h] s[i+h]      gx[i+h]  = g[i+h] c[i+h] - g[i] s[i]
-// (the backward applies the transposed rotation, so both share one kernel).
+// (the backward applies the transposed rotation, so both share one kernel). x (or grad) is read
+// in place through its strides (cpu::RowReader); cos/sin, small tables, are made contiguous.
+// Compiled once per instruction set (CPU_CAPABILITY, ops/cpu/dispatch.h).
 #include <ATen/Dispatch.h>
 #include <ATen/Functions.h>
 
+#include "ops/cpu/dispatch.h"
+#include "ops/cpu/output.h"
 #include "ops/cpu/rows.h"
 #include "ops/rotary/kernels.h"
 
-namespace crossdev::ops::rotary {
+namespace crossdev::ops::rotary::CPU_CAPABILITY {
 namespace {
 
-at::Tensor rotate(const at::Tensor& input, const at::Tensor& cos_in, const at::Tensor& sin_in, bool transpose) {
-  const at::Tensor x = input.contiguous();
+at::Tensor rotate(const at::Tensor& input, const at::Tensor& cos_in, const at::Tensor& sin_in, bool transpose,
+                  const OpCall* call_with_out) {
+  const at::Tensor& x = input;
   const at::Tensor cos = cos_in.contiguous();
   const at::Tensor sin = sin_in.contiguous();
-  at::Tensor out = at::empty(x.sizes(), x.options());
+  at::Tensor out = call_with_out != nullptr ? cpu::output_for(*call_with_out, x.sizes(), x.options())
+                                            : at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
   const std::int64_t t_steps = x.size(1);
   const std::int64_t heads = x.size(2);
   const std::int64_t dh = x.size(3);
@@ -27,50 +33,54 @@ at::Tensor rotate(const at::Tensor& input, const at::Tensor& cos_in, const at::T
     using IO = cpu::VecIO<scalar_t>;
     using opmath_t = typename IO::opmath_t;
     using Vec = typename IO::Vec;
-    const scalar_t* xp = static_cast<const scalar_t*>(x.const_data_ptr());
+    const cpu::RowReader<scalar_t> xr(x);
     const scalar_t* cp = cos.const_data_ptr<scalar_t>();
     const scalar_t* sp = sin.const_data_ptr<scalar_t>();
     scalar_t* op = out.mutable_data_ptr<scalar_t>();
     // forward: lo' = lo*c_lo - hi*s_lo, hi' = hi*c_hi + lo*s_hi; transpose flips the signs and
     // swaps which half of sin multiplies.
     const opmath_t sign = transpose ? opmath_t(1) : opmath_t(-1);
-    cpu::parallel_rows(rows, dh, [&](std::int64_t r) {
-      const std::int64_t t = (r / heads) % t_steps;
-      const scalar_t* row = xp + r * dh;
-      const scalar_t* c = cp + t * table_stride;
-      const scalar_t* s = sp + t * table_stride;
-      scalar_t* dst = op + r * dh;
-      // Sine factor applied to the partner element: forward uses s at the destination index,
-      // backward uses s at the partner's index.
-      const scalar_t* s_for_lo = transpose ? s + half : s;
-      const scalar_t* s_for_hi = transpose ? s : s + half;
-      std::int64_t i = 0;
-      for (; i + IO::kWidth <= half; i += IO::kWidth) {
-        const Vec lo = IO::load(row + i);
-        const Vec hi = IO::load(row + half + i);
-        IO::store(dst + i, lo * IO::load(c + i) + Vec(sign) * hi * IO::load(s_for_lo + i));
-        IO::store(dst + half + i, hi * IO::load(c + half + i) - Vec(sign) * lo * IO::load(s_for_hi + i));
-      }
-      for (; i < half; ++i) {
-        const opmath_t lo = static_cast<opmath_t>(row[i]);
-        const opmath_t hi = static_cast<opmath_t>(row[half + i]);
-        dst[i] = static_cast<scalar_t>(lo * static_cast<opmath_t>(c[i]) + sign * hi * static_cast<opmath_t>(s_for_lo[i]));
-        dst[half + i] =
-            static_cast<scalar_t>(hi * static_cast<opmath_t>(c[half + i]) - sign * lo * static_cast<opmath_t>(s_for_hi[i]));
+    cpu::parallel_row_ranges(rows, dh, [&](std::int64_t begin, std::int64_t end) {
+      std::vector<scalar_t> scratch = cpu::scratch_for<scalar_t>(dh, !xr.rows_contiguous());
+      for (std::int64_t r = begin; r < end; ++r) {
+        const std::int64_t t = (r / heads) % t_steps;
+        const scalar_t* row = xr.row(r, scratch.data());
+        const scalar_t* c = cp + t * table_stride;
+        const scalar_t* s = sp + t * table_stride;
+        scalar_t* dst = op + r * dh;
+        // Sine factor applied to the partner element: forward uses s at the destination index,
+        // backward uses s at the partner's index.
+        const scalar_t* s_for_lo = transpose ? s + half : s;
+        const scalar_t* s_for_hi = transpose ? s : s + half;
+        std::int64_t i = 0;
+        for (; i + IO::kWidth <= half; i += IO::kWidth) {
+          const Vec lo = IO::load(row + i);
+          const Vec hi = IO::load(row + half + i);
+          IO::store(dst + i, lo * IO::load(c + i) + Vec(sign) * hi * IO::load(s_for_lo + i));
+          IO::store(dst + half + i, hi * IO::load(c + half + i) - Vec(sign) * lo * IO::load(s_for_hi + i));
+        }
+        for (; i < half; ++i) {
+          const opmath_t lo = static_cast<opmath_t>(row[i]);
+          const opmath_t hi = static_cast<opmath_t>(row[half + i]);
+          dst[i] = static_cast<scalar_t>(lo * static_cast<opmath_t>(c[i]) + sign * hi * static_cast<opmath_t>(s_for_lo[i]));
+          dst[half + i] =
+              static_cast<scalar_t>(hi * static_cast<opmath_t>(c[half + i]) - sign * lo * static_cast<opmath_t>(s_for_hi[i]));
+        }
       }
     });
   });
   return out;
 }
 
+at::Tensor forward(const OpCall& call) {
+  return rotate(call.tensor("x"), call.tensor("cos"), call.tensor("sin"), /*transpose=*/false, &call);
+}
+
+std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out) {
+  return {rotate(grad_out, call.tensor("cos"), call.tensor("sin"), /*transpose=*/true, nullptr), at::Tensor(), at::Tensor()};
+}
+
 }  // namespace
+}  // namespace crossdev::ops::rotary::CPU_CAPABILITY
 
-at::Tensor fused_cpu(const OpCall& call) {
-  return rotate(call.tensor("x"), call.tensor("cos"), call.tensor("sin"), /*transpose=*/false);
-}
-
-std::vector<at::Tensor> fused_backward_cpu(const OpCall& call, const at::Tensor& grad_out) {
-  return {rotate(grad_out, call.tensor("cos"), call.tensor("sin"), /*transpose=*/true), at::Tensor(), at::Tensor()};
-}
-
-}  // namespace crossdev::ops::rotary
+CROSSDEV_REGISTER_CPU_KERNELS(rotary, &forward, &backward)

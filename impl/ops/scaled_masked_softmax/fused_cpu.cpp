@@ -1,7 +1,15 @@
-// Per row of Tk keys, in an opmath row buffer: logits = scale * scores with masked keys at -inf
-// (vectorized scale, then a byte loop over the mask), a vectorized max, a vectorized exp-and-sum,
-// and one normalizing store. The mask is viewed expanded to the scores' shape, so its row offset
-// follows its own (possibly zero) strides.
+// Per row of Tk keys, read in place through its strides (cpu::RowReader), in a per-task opmath
+// row buffer that stays in L1/L2 for typical Tk (4 KiB at Tk = 1024 floats):
+//   forward   pass 1: logits = scale * scores into the buffer, masked keys blended to -inf,
+//             running max;
+//             pass 2: e = exp(logits - max) in place and its sum; pass 3: store e / sum.
+//             Scores are read once and the output written once.
+//   backward  y recomputed the same way (zeros where masked, so fully masked rows get zero
+//             gradients); dot = sum(g y); grad_scores = scale y (g - dot).
+// exp is at::vec's exp_u20, the one ATen's own softmax kernel uses (vec::Vectorized, Sleef-based
+// polynomial in the AVX2/AVX512 copies; libm in DEFAULT). The mask is viewed expanded to the
+// scores' shape, so its row offset follows its own (possibly zero) strides.
+// Compiled once per instruction set (CPU_CAPABILITY, ops/cpu/dispatch.h).
 #include <ATen/Dispatch.h>
 #include <ATen/Functions.h>
 
@@ -9,82 +17,103 @@
 #include <limits>
 #include <vector>
 
+#include "ops/cpu/dispatch.h"
+#include "ops/cpu/output.h"
 #include "ops/cpu/rows.h"
 #include "ops/scaled_masked_softmax/kernels.h"
 
-namespace crossdev::ops::scaled_masked_softmax {
+namespace crossdev::ops::scaled_masked_softmax::CPU_CAPABILITY {
 namespace {
 
-// Element offset of row `r` of a tensor viewed with `sizes` (last dim excluded) and `strides`.
-std::int64_t row_offset(std::int64_t r, at::IntArrayRef sizes, at::IntArrayRef strides) {
-  std::int64_t offset = 0;
-  for (std::int64_t k = static_cast<std::int64_t>(sizes.size()) - 2; k >= 0; --k) {
-    const std::int64_t index = r % sizes[k];
-    r /= sizes[k];
-    offset += index * strides[k];
+// Writes exp(scale * row - max) into buf (zeros at masked keys) and returns 1 / sum, or 0 when
+// every key is masked (the row's result is then all zeros).
+template <typename scalar_t, typename opmath_t = typename cpu::VecIO<scalar_t>::opmath_t>
+opmath_t exp_row(const scalar_t* row, const bool* mrow, std::int64_t tk, opmath_t scale, opmath_t* buf) {
+  using IO = cpu::VecIO<scalar_t>;
+  using Vec = typename IO::Vec;
+  const opmath_t neg_inf = -std::numeric_limits<opmath_t>::infinity();
+  Vec vmax(neg_inf);
+  std::int64_t i = 0;
+  if (mrow == nullptr) {
+    for (; i + IO::kWidth <= tk; i += IO::kWidth) {
+      const Vec v = IO::load(row + i) * Vec(scale);
+      v.store(buf + i);
+      vmax = at::vec::maximum(vmax, v);
+    }
+    for (std::int64_t j = i; j < tk; ++j) buf[j] = static_cast<opmath_t>(row[j]) * scale;  // tail: max below
+  } else {
+    // The mask bytes widened to 0/1 floats (a loop the compiler vectorizes), then a blend: no
+    // branch on the (unpredictable) mask.
+    __at_align__ opmath_t masked[Vec::size()];
+    for (; i + IO::kWidth <= tk; i += IO::kWidth) {
+      for (std::int64_t k = 0; k < Vec::size(); ++k) masked[k] = static_cast<opmath_t>(mrow[i + k]);
+      const Vec v = Vec::blendv(IO::load(row + i) * Vec(scale), Vec(neg_inf), Vec::loadu(masked) != Vec(opmath_t(0)));
+      v.store(buf + i);
+      vmax = at::vec::maximum(vmax, v);
+    }
+    for (std::int64_t j = i; j < tk; ++j) buf[j] = mrow[j] ? neg_inf : static_cast<opmath_t>(row[j]) * scale;  // tail: max below
   }
-  return offset;
+  opmath_t max = at::vec::vec_reduce_all<opmath_t>([](Vec a, Vec b) { return at::vec::maximum(a, b); }, vmax);
+  for (; i < tk; ++i) max = std::max(max, buf[i]);
+  if (max == neg_inf) {  // every key masked (or every logit -inf)
+    std::fill(buf, buf + tk, opmath_t(0));
+    return opmath_t(0);
+  }
+  Vec acc(opmath_t(0));
+  i = 0;
+  for (; i + Vec::size() <= tk; i += Vec::size()) {
+    const Vec e = (Vec::loadu(buf + i) - Vec(max)).exp_u20();
+    e.store(buf + i);
+    acc = acc + e;
+  }
+  opmath_t sum = cpu::reduce_add<opmath_t>(acc);
+  for (; i < tk; ++i) {
+    buf[i] = std::exp(buf[i] - max);
+    sum += buf[i];
+  }
+  return opmath_t(1) / sum;
 }
 
-}  // namespace
+struct Rows {
+  at::Tensor scores;
+  at::Tensor mask;  // expanded to the scores' shape, or undefined
+  std::int64_t tk = 0;
+  std::int64_t rows = 0;
+};
 
-at::Tensor fused_cpu(const OpCall& call) {
-  const at::Tensor scores = call.tensor("scores").contiguous();
-  at::Tensor out = at::empty(scores.sizes(), scores.options());
-  if (scores.numel() == 0) return out;
-  at::Tensor mask = call.tensor("mask");
-  if (mask.defined()) {
-    mask = mask.expand(scores.sizes());
-    if (mask.stride(-1) != 1) mask = mask.contiguous();
-  }
-  const std::int64_t tk = scores.size(-1);
-  const std::int64_t rows = scores.numel() / tk;
+Rows rows_of(const OpCall& call) {
+  Rows r{call.tensor("scores"), call.tensor("mask")};
+  if (r.mask.defined()) r.mask = r.mask.expand(r.scores.sizes());
+  r.tk = r.scores.size(-1);
+  r.rows = r.tk == 0 ? 0 : r.scores.numel() / r.tk;
+  return r;
+}
+
+at::Tensor forward(const OpCall& call) {
+  const Rows in = rows_of(call);
+  at::Tensor out = cpu::output_for(call, in.scores.sizes(), in.scores.options());
+  if (in.rows == 0) return out;
   const double scale = call.scalar("scale", 1.0);
 
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, scores.scalar_type(), "scaled_masked_softmax_fused_cpu", [&] {
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, in.scores.scalar_type(), "scaled_masked_softmax_fused_cpu", [&] {
     using IO = cpu::VecIO<scalar_t>;
     using opmath_t = typename IO::opmath_t;
     using Vec = typename IO::Vec;
-    const scalar_t* sp = scores.const_data_ptr<scalar_t>();
-    const bool* mp = mask.defined() ? mask.const_data_ptr<bool>() : nullptr;
+    const cpu::RowReader<scalar_t> sr(in.scores);
+    const std::optional<cpu::RowReader<bool>> mr =
+        in.mask.defined() ? std::optional<cpu::RowReader<bool>>(in.mask) : std::nullopt;
     scalar_t* op = out.mutable_data_ptr<scalar_t>();
-    const opmath_t scale_v = static_cast<opmath_t>(scale);
-    const opmath_t neg_inf = -std::numeric_limits<opmath_t>::infinity();
-    const std::int64_t grain = std::max<std::int64_t>(1, cpu::kGrainElements / tk);
-    at::parallel_for(0, rows, grain, [&](std::int64_t begin, std::int64_t end) {
-      std::vector<opmath_t> logits(static_cast<std::size_t>(tk));
-      opmath_t* buf = logits.data();
+    const std::int64_t tk = in.tk;
+    cpu::parallel_row_ranges(in.rows, tk, [&](std::int64_t begin, std::int64_t end) {
+      std::vector<opmath_t> buffer(static_cast<std::size_t>(tk));
+      std::vector<scalar_t> scratch = cpu::scratch_for<scalar_t>(tk, !sr.rows_contiguous());
+      std::vector<char> mask_scratch(mr && !mr->rows_contiguous() ? static_cast<std::size_t>(tk) : 0);
+      opmath_t* buf = buffer.data();
       for (std::int64_t r = begin; r < end; ++r) {
-        const scalar_t* row = sp + r * tk;
+        const bool* mrow = mr ? mr->row(r, reinterpret_cast<bool*>(mask_scratch.data())) : nullptr;
+        const opmath_t inv = exp_row(sr.row(r, scratch.data()), mrow, tk, static_cast<opmath_t>(scale), buf);
         scalar_t* dst = op + r * tk;
         std::int64_t i = 0;
-        for (; i + IO::kWidth <= tk; i += IO::kWidth) (IO::load(row + i) * Vec(scale_v)).store(buf + i);
-        for (; i < tk; ++i) buf[i] = static_cast<opmath_t>(row[i]) * scale_v;
-        if (mp != nullptr) {
-          const bool* mrow = mp + row_offset(r, mask.sizes(), mask.strides());
-          for (std::int64_t j = 0; j < tk; ++j) {
-            if (mrow[j]) buf[j] = neg_inf;
-          }
-        }
-        const opmath_t max = at::vec::reduce_all<opmath_t>([](Vec a, Vec b) { return at::vec::maximum(a, b); }, buf, tk);
-        if (max == neg_inf) {  // every key masked
-          for (std::int64_t j = 0; j < tk; ++j) dst[j] = scalar_t(0);
-          continue;
-        }
-        Vec acc(opmath_t(0));
-        i = 0;
-        for (; i + Vec::size() <= tk; i += Vec::size()) {
-          const Vec e = (Vec::loadu(buf + i) - Vec(max)).exp();
-          e.store(buf + i);
-          acc = acc + e;
-        }
-        opmath_t sum = cpu::reduce_add<opmath_t>(acc);
-        for (; i < tk; ++i) {
-          buf[i] = std::exp(buf[i] - max);
-          sum += buf[i];
-        }
-        const opmath_t inv = opmath_t(1) / sum;
-        i = 0;
         for (; i + IO::kWidth <= tk; i += IO::kWidth) IO::store(dst + i, Vec::loadu(buf + i) * Vec(inv));
         for (; i < tk; ++i) dst[i] = static_cast<scalar_t>(buf[i] * inv);
       }
@@ -93,4 +122,58 @@ at::Tensor fused_cpu(const OpCall& call) {
   return out;
 }
 
-}  // namespace crossdev::ops::scaled_masked_softmax
+std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out) {
+  const Rows in = rows_of(call);
+  at::Tensor grad = at::empty(in.scores.sizes(), in.scores.options().memory_format(at::MemoryFormat::Contiguous));
+  if (in.rows == 0) return {grad, at::Tensor()};
+  const double scale = call.scalar("scale", 1.0);
+
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, in.scores.scalar_type(), "scaled_masked_softmax_backward_cpu", [&] {
+    using IO = cpu::VecIO<scalar_t>;
+    using opmath_t = typename IO::opmath_t;
+    using Vec = typename IO::Vec;
+    const cpu::RowReader<scalar_t> sr(in.scores), gr(grad_out);
+    const std::optional<cpu::RowReader<bool>> mr =
+        in.mask.defined() ? std::optional<cpu::RowReader<bool>>(in.mask) : std::nullopt;
+    scalar_t* op = grad.mutable_data_ptr<scalar_t>();
+    const std::int64_t tk = in.tk;
+    const opmath_t scale_v = static_cast<opmath_t>(scale);
+    cpu::parallel_row_ranges(in.rows, tk, [&](std::int64_t begin, std::int64_t end) {
+      std::vector<opmath_t> buffer(static_cast<std::size_t>(tk));
+      std::vector<scalar_t> scratch = cpu::scratch_for<scalar_t>(tk, !sr.rows_contiguous());
+      std::vector<scalar_t> g_scratch = cpu::scratch_for<scalar_t>(tk, !gr.rows_contiguous());
+      std::vector<char> mask_scratch(mr && !mr->rows_contiguous() ? static_cast<std::size_t>(tk) : 0);
+      opmath_t* buf = buffer.data();
+      for (std::int64_t r = begin; r < end; ++r) {
+        const bool* mrow = mr ? mr->row(r, reinterpret_cast<bool*>(mask_scratch.data())) : nullptr;
+        const opmath_t inv = exp_row(sr.row(r, scratch.data()), mrow, tk, scale_v, buf);
+        const scalar_t* g = gr.row(r, g_scratch.data());
+        // y = e * inv in place; dot = sum(g y)
+        Vec acc(opmath_t(0));
+        std::int64_t i = 0;
+        for (; i + IO::kWidth <= tk; i += IO::kWidth) {
+          const Vec y = Vec::loadu(buf + i) * Vec(inv);
+          y.store(buf + i);
+          acc = at::vec::fmadd(IO::load(g + i), y, acc);
+        }
+        opmath_t dot = cpu::reduce_add<opmath_t>(acc);
+        for (; i < tk; ++i) {
+          buf[i] *= inv;
+          dot += static_cast<opmath_t>(g[i]) * buf[i];
+        }
+        scalar_t* dst = op + r * tk;
+        i = 0;
+        for (; i + IO::kWidth <= tk; i += IO::kWidth) {
+          IO::store(dst + i, Vec(scale_v) * Vec::loadu(buf + i) * (IO::load(g + i) - Vec(dot)));
+        }
+        for (; i < tk; ++i) dst[i] = static_cast<scalar_t>(scale_v * buf[i] * (static_cast<opmath_t>(g[i]) - dot));
+      }
+    });
+  });
+  return {grad, at::Tensor()};
+}
+
+}  // namespace
+}  // namespace crossdev::ops::scaled_masked_softmax::CPU_CAPABILITY
+
+CROSSDEV_REGISTER_CPU_KERNELS(scaled_masked_softmax, &forward, &backward)

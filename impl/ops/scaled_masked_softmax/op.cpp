@@ -72,6 +72,7 @@ OpDefinition scaled_masked_softmax_definition() {
   def.validity = {softmax_shapes()};
   def.fallback = scaled_masked_softmax::fallback;
   def.fused_cpu = scaled_masked_softmax::fused_cpu;
+  def.fused_backward_cpu = scaled_masked_softmax::fused_backward_cpu;
 #ifdef CROSSDEV_OPS_WITH_CUDA
   def.fused_cuda = scaled_masked_softmax::fused_cuda;
   def.fused_backward_cuda = scaled_masked_softmax::fused_backward_cuda;

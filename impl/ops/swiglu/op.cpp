@@ -53,6 +53,7 @@ OpDefinition swiglu_definition() {
   def.validity = {swiglu_shapes()};
   def.fallback = swiglu::fallback;
   def.fused_cpu = swiglu::fused_cpu;
+  def.fused_backward_cpu = swiglu::fused_backward_cpu;
 #ifdef CROSSDEV_OPS_WITH_CUDA
   def.fused_cuda = swiglu::fused_cuda;
   def.fused_backward_cuda = swiglu::fused_backward_cuda;

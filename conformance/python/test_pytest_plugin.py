@@ -178,9 +178,10 @@ def test_device_option_keeps_the_cases_of_those_kinds():
 
 def test_a_crashing_row_under_xdist_fails_its_case_and_the_run_goes_on():
     pytest.importorskip("xdist")
-    # CROSSDEV_TEST_CRASH_ROW: the engine's test hook makes that row die like a segfaulting kernel.
-    r = run_pytest(FAILING, "-q", "-n", "1", "-p", "no:faulthandler", env={"CROSSDEV_TEST_CRASH_ROW": "right.control"},
-                   timeout=300)
+    # CROSSDEV_TEST_CRASH_ROW: the test-only hooks library makes that row die like a segfaulting kernel.
+    hooks = BUILD_DIR / "lib" / "libcrossdev_test_hooks.so"
+    r = run_pytest(FAILING, "-q", "-n", "1", "-p", "no:faulthandler", "--crossdev-load-library", hooks,
+                   env={"CROSSDEV_TEST_CRASH_ROW": "right.control"}, timeout=300)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "crashed" in r.stdout + r.stderr
     assert "4 failed" in r.stdout  # three wrong rows and the crashed one; nothing lost

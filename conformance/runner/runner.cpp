@@ -1,7 +1,7 @@
 #include "runner/runner.h"
 
 #include "runner/interrupt.h"
-#include "runner/row_hook.h"
+#include "util/row_hook.h"
 
 #include <chrono>
 #include <csignal>
@@ -37,15 +37,8 @@ std::string RunSummary::line() const {
          std::to_string(not_run) + " not run)";
 }
 
-namespace {
-RowHook g_row_hook = nullptr;  // test-only (row_hook.h); never set in production
-}  // namespace
-
-void set_row_hook(RowHook hook) noexcept { g_row_hook = hook; }
-RowHook row_hook() noexcept { return g_row_hook; }
-
 std::vector<CaseResult> run_row(const Suite& suite, const Row& row, const RunContext& ctx) {
-  if (g_row_hook) g_row_hook(row.id());
+  if (const RowHook hook = row_hook()) hook(row.id());  // test-only (util/row_hook.h)
   const auto start = std::chrono::steady_clock::now();
   std::vector<CaseResult> results;
   try {

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "runner/row_hook.h"
+#include "util/row_hook.h"
 
 namespace {
 
@@ -22,6 +22,6 @@ void fault_hook(const std::string& row_id) {
   }
 }
 
-const bool installed = (crossdev::conformance::set_row_hook(&fault_hook), true);
+const bool installed = (crossdev::set_row_hook(&fault_hook), true);
 
 }  // namespace

@@ -6,6 +6,7 @@ syntax errors), so a merge job can name the bad runner and still merge the other
 import json
 import math
 import re
+import zlib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -197,11 +198,34 @@ def parse_bundle(text: str, path: str) -> Bundle:
     return Bundle(path=str(path), doc=doc)
 
 
+_GZIP_MAGIC = b"\x1f\x8b"
+MAX_GUNZIPPED_BYTES = 1 << 30  # a bundle of 1 GiB is far beyond any catalog; more is a gzip bomb
+
+
+def _gunzip(raw: bytes, path) -> bytes:
+    """A gzip-compressed bundle (e.g. reports/samples/*.json.gz, the committed GPU run), read as the
+    JSON it holds; the decompressed size is capped."""
+    inflater = zlib.decompressobj(wbits=31)
+    try:
+        out = inflater.decompress(raw, MAX_GUNZIPPED_BYTES)
+        if inflater.unconsumed_tail:
+            raise BundleError(path, [f"gzip: more than {MAX_GUNZIPPED_BYTES} bytes when decompressed "
+                                     "(expected a crossdev.bundle)"])
+        out += inflater.flush()
+    except zlib.error as e:
+        raise BundleError(path, [f"gzip: cannot decompress ({e}); expected a gzip-compressed crossdev.bundle"]) from None
+    if not inflater.eof:
+        raise BundleError(path, ["gzip: the stream is truncated (expected a complete gzip-compressed bundle)"])
+    return out
+
+
 def load_bundle(path) -> Bundle:
     try:
         raw = Path(path).read_bytes()
     except OSError as e:
         raise BundleError(path, [f"cannot read: {e.strerror}"]) from None
+    if raw[:2] == _GZIP_MAGIC:
+        raw = _gunzip(raw, path)
     if not raw.strip():
         raise BundleError(path, ["empty file (expected a crossdev.bundle JSON document)"])
     try:

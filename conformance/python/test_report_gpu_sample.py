@@ -1,13 +1,18 @@
-"""The committed real-GPU bundle (reports/samples/2026-11-23-h100.json, written unedited by
-`ci/gpu/run.sh` on a lent H100) merges with a CPU bundle made here into one cross-machine report
+"""The committed real-GPU bundle (reports/samples/2026-11-23-h100.json.gz: the bundle `ci/gpu/run.sh`
+wrote on a lent H100, unedited, gzip-compressed; reports/ reads it as it is) merges with a CPU bundle made here into one cross-machine report
 whose pairwise section compares real cuda with real cpu."""
+import gzip
 import html
 import json
 import re
 import subprocess
 import sys
 
-SAMPLE = "reports/samples/2026-11-23-h100.json"
+SAMPLE = "reports/samples/2026-11-23-h100.json.gz"
+
+
+def sample(repo_root):
+    return json.loads(gzip.decompress((repo_root / SAMPLE).read_bytes()))
 
 
 def pairwise_rows(index_html):
@@ -20,7 +25,7 @@ def pairwise_rows(index_html):
 
 
 def test_the_gpu_sample_is_labelled_real_cuda(repo_root):
-    bundle = json.loads((repo_root / SAMPLE).read_text())
+    bundle = sample(repo_root)
     target = bundle["execution_target"]
     assert target["device_kind"] == "cuda" and target["simulated"] is False
     kinds = {d["kind"]: d["provenance"] for d in target["devices"]}
@@ -38,7 +43,7 @@ def test_merged_with_a_cpu_bundle_the_pairwise_section_compares_real_cuda_with_r
     rendered = subprocess.run([sys.executable, "reports/render.py", str(repo_root / SAMPLE), str(cpu_bundle),
                                "--out", str(out)], cwd=repo_root, capture_output=True, text=True)
     assert rendered.returncode == 0, rendered.stderr
-    gpu_runner = json.loads((repo_root / SAMPLE).read_text())["execution_target"]
+    gpu_runner = sample(repo_root)["execution_target"]
     rows = list(pairwise_rows((out / "index.html").read_text()))
     cross = [r for r in rows if r[0] == "gelu_tanh" and r[2].endswith("/cuda") and r[3].endswith("/cpu")
              and r[2].split("/")[0] != r[3].split("/")[0]]
@@ -46,3 +51,16 @@ def test_merged_with_a_cpu_bundle_the_pairwise_section_compares_real_cuda_with_r
     assert {r[1] for r in cross} >= {"float32", "bfloat16"}
     assert all(r[6] == "real" for r in cross)
     assert gpu_runner["device_kind"] == "cuda"
+
+
+def test_a_damaged_gzip_bundle_is_bad_input_not_a_traceback(repo_root, tmp_path):
+    """validate.py reads .gz bundles; a truncated one is exit 2 with the path and what was expected."""
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes((repo_root / SAMPLE).read_bytes()[:5000])
+    good = subprocess.run([sys.executable, "reports/validate.py", str(repo_root / SAMPLE)], cwd=repo_root,
+                          capture_output=True, text=True)
+    bad = subprocess.run([sys.executable, "reports/validate.py", str(cut)], cwd=repo_root,
+                         capture_output=True, text=True)
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert bad.returncode == 2 and "cut.json.gz" in bad.stdout + bad.stderr
+    assert "gzip" in bad.stdout + bad.stderr and "Traceback" not in bad.stderr

@@ -57,6 +57,11 @@ const std::vector<Flag>& flags() {
          o.triad_min_elements = *n;
          return std::string();
        }},
+      {"crossdev_load_library", "PATH", "load a library that registers ops before the matrix is read (repeatable)",
+       [](const std::string& v, BenchOptions& o) {
+         o.libraries.push_back(v);
+         return v.empty() ? std::string("expected a shared library path") : std::string();
+       }},
   };
   return table;
 }

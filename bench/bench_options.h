@@ -6,6 +6,7 @@
 //   --crossdev_threads=N          at::set_num_threads(N) for the kernels and the probe (0 = ATen's default)
 //   --crossdev_probe_trials=N     timed trials of the startup bandwidth probe (best is the peak)
 //   --crossdev_triad_elements=N   minimum triad array length (raised to 4x the last-level cache)
+//   --crossdev_load_library=PATH  load a library that registers ops (repeatable; ':'-separated lists)
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@ struct BenchOptions {
   int threads = 0;
   int probe_trials = 0;                 // 0: the profile's default
   std::int64_t triad_min_elements = 0;  // 0: the profile's default
+  std::vector<std::string> libraries;   // --crossdev_load_library values, in order
   bool help = false;
 };
 

@@ -17,6 +17,7 @@
 #include "device/host_profile.h"
 #include "spec/bench_matrix.h"
 #include "probes/bandwidth.h"
+#include "util/load_library.h"
 
 namespace crossdev::bench {
 namespace {
@@ -81,8 +82,12 @@ int run(int argc, char** argv) {
 
   BenchMatrix matrix;
   try {
+    (void)load_libraries(options.libraries);  // before the matrix: its rows may name their ops
     matrix = load_bench_matrix(options.matrix);
-  } catch (const MatrixError& e) {
+  } catch (const LoadLibraryError& e) {
+    std::fprintf(stderr, "crossdev_bench: --crossdev_load_library: %s\n", e.what());
+    return 2;
+  } catch (const YamlError& e) {
     std::fprintf(stderr, "crossdev_bench: %s\n", e.what());
     return 2;
   }

@@ -12,7 +12,7 @@
 namespace crossdev::bench {
 namespace {
 
-using conformance::Row;
+using yaml::Row;
 
 // Parses every element of a scalar-or-list key through `parse`; a bad element fails naming it.
 template <typename T, typename Parse>
@@ -43,10 +43,15 @@ void parse_op(const Row& row, RowHeader header, BenchMatrix& out) {
     for (const ops::OpSpec* spec : ops::all_ops()) known.emplace_back(spec->name());
     row.fail("op", "unknown op '" + name + "'; expected one of " + c10::Join(", ", known));
   }
-  const BenchLayout* layout = find_bench_layout(name);
-  if (!layout) row.fail("op", "op '" + name + "' has no bench layout (bench/model/sized_inputs.cpp)");
+  const std::optional<BenchLayout> layout = find_bench_layout(name);
+  if (!layout) {
+    std::vector<std::string> benchable;
+    for (const BenchLayout& l : bench_layouts()) benchable.emplace_back(l.op);
+    row.fail("op", "op '" + name + "' has no bench layout (OpDefinition::bench in its op.cpp); expected one of " +
+                       c10::Join(", ", benchable));
+  }
   op.impls = list_of<ops::Impl>(row, "impls", ops::all_impls(), ops::impl_from_name, "fused, fallback, torchscript");
-  op.dtypes = list_of<at::ScalarType>(row, "dtypes", {at::kFloat}, dtype_from_name, dtype_names());
+  op.dtypes = list_of<at::ScalarType>(row, "dtypes", {at::kFloat}, matrix_float_dtype_from_name, matrix_float_dtype_names());
   if (!row.has("sizes")) row.fail("sizes", "missing key 'sizes' (element counts such as 1M, 8M)");
   op.sizes = list_of<Size>(row, "sizes", {}, size_from_text, "a positive element count such as 4096, 256K or 8M");
   for (const Size& size : op.sizes) {
@@ -141,9 +146,9 @@ const Kind* find_kind(const std::string& name) {
 
 // The loader checks keys against one schema per suite; the union of every kind's keys is that
 // schema, and each row is then held to its own kind's keys below.
-const conformance::SuiteSchema* bench_schema(const std::string& suite) {
-  static const conformance::SuiteSchema schema = [] {
-    conformance::SuiteSchema s;
+const yaml::SuiteSchema* bench_schema(const std::string& suite) {
+  static const yaml::SuiteSchema schema = [] {
+    yaml::SuiteSchema s;
     s.required = {"kind"};
     std::set<std::string> optional = {"profile"};
     for (const Kind& kind : kinds()) {
@@ -165,7 +170,7 @@ std::vector<std::string> kind_names() {
 }  // namespace
 
 BenchMatrix load_bench_matrix(const std::string& path) {
-  conformance::MatrixFile file = conformance::load_matrix_file(path, &bench_schema);
+  yaml::MatrixFile file = yaml::load_matrix_file(path, &bench_schema);
   BenchMatrix matrix;
   matrix.path = path;
   std::map<std::string, SourceLocation> first_seen;

@@ -21,15 +21,12 @@
 #include "device/device_kind.h"
 #include "device/device_spec.h"
 #include "spec/bench_values.h"
-#include "matrix/matrix.h"
+#include "yaml/matrix_file.h"
 #include "ops/op_registry.h"
 #include "policy/decision.h"
 #include "policy/preset.h"
 
 namespace crossdev::bench {
-
-using conformance::MatrixError;
-using conformance::SourceLocation;
 
 struct RowHeader {
   std::string id;
@@ -75,7 +72,7 @@ struct BenchMatrix {
   std::map<std::string, std::string> op_case_origin;
 };
 
-// Throws MatrixError("file:line: ...") naming the key and what was expected.
+// Throws YamlError("file:line: ...") naming the key and what was expected.
 BenchMatrix load_bench_matrix(const std::string& path);
 
 // The kinds and their keys, for --help and docs.

@@ -1,9 +1,10 @@
 #include "spec/bench_values.h"
 
-#include "util/dtype_names.h"
+#include "util/named_table.h"
 
 #include <charconv>
 #include <limits>
+#include <string>
 
 namespace crossdev::bench {
 namespace {
@@ -38,16 +39,17 @@ const char* reverse_lookup(const Named<T> (&table)[N], T value) noexcept {
 
 std::optional<Profile> profile_from_name(std::string_view name) noexcept { return lookup(kProfiles, name); }
 const char* profile_name(Profile profile) noexcept { return reverse_lookup(kProfiles, profile); }
-const char* profile_names() noexcept { return "default, long"; }
-
-std::optional<at::ScalarType> dtype_from_name(std::string_view name) noexcept {
-  return matrix_float_dtype_from_name(name);  // the core table, narrowed to the bench floats
+const char* profile_names() noexcept {
+  static const std::string names = named::names(kProfiles);
+  return names.c_str();
 }
-const char* dtype_name(at::ScalarType dtype) noexcept { return crossdev::dtype_name(dtype); }
-const char* dtype_names() noexcept { return matrix_float_dtype_names(); }
+
 
 std::optional<Pass> pass_from_name(std::string_view name) noexcept { return lookup(kPasses, name); }
-const char* pass_names() noexcept { return "fwd, fwd_bwd"; }
+const char* pass_names() noexcept {
+  static const std::string names = named::names(kPasses);
+  return names.c_str();
+}
 
 std::optional<Size> size_from_text(std::string_view text) noexcept {
   std::int64_t count = 0;

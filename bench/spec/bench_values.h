@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "model/traffic_model.h"
+#include "util/dtype_names.h"
 
 namespace crossdev::bench {
 
@@ -17,9 +18,7 @@ std::optional<Profile> profile_from_name(std::string_view name) noexcept;  // "d
 const char* profile_name(Profile profile) noexcept;
 const char* profile_names() noexcept;  // "default, long"
 
-std::optional<at::ScalarType> dtype_from_name(std::string_view name) noexcept;  // "float32", ...
-const char* dtype_name(at::ScalarType dtype) noexcept;
-const char* dtype_names() noexcept;
+// Dtypes: util/dtype_names.h's matrix floats (matrix_float_dtype_from_name), as in the ops matrix.
 
 std::optional<Pass> pass_from_name(std::string_view name) noexcept;  // "fwd", "fwd_bwd"
 const char* pass_names() noexcept;

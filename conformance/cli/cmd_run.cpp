@@ -5,7 +5,6 @@
 // the exit code: 0 pass, 1 a case gates, 2 bad input or a file that could not be written
 // (the results then go elsewhere, and the message says where), 130/143 when SIGINT/SIGTERM
 // stopped the run (the rows that did not run are `not_run`, "interrupted").
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <fnmatch.h>
@@ -33,6 +32,7 @@
 #include "runner/isolated_runner.h"
 #include "runner/run_context.h"
 #include "runner/runner.h"
+#include "util/load_library.h"
 
 namespace crossdev::cli {
 namespace {
@@ -45,31 +45,6 @@ std::string default_matrix_path() {
 #else
   return "matrices";
 #endif
-}
-
-// dlopen()s each library of every --load-library value (each a ':'-separated list), in order,
-// RTLD_GLOBAL so the ops it registers can call each other; a library that does not load is bad
-// input naming the path and the loader's reason.
-std::vector<std::string> load_libraries(const std::vector<std::string>& lists) {
-  std::vector<std::string> paths;
-  for (const std::string& list : lists) {
-    std::size_t start = 0;
-    while (start < list.size()) {
-      const std::size_t end = std::min(list.find(':', start), list.size());
-      if (end > start) paths.push_back(list.substr(start, end - start));
-      start = end + 1;
-    }
-  }
-  std::vector<std::string> loaded;
-  for (const std::string& path : paths) {
-    if (dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
-      const char* why = dlerror();
-      throw UsageError("--load-library: cannot load '" + path + "': " + (why != nullptr ? why : "unknown error") +
-                       "; expected a shared library (.so) built against this LibTorch");
-    }
-    loaded.push_back(path);
-  }
-  return loaded;
 }
 
 // Strict numbers: the whole text, no sign tricks, no trailing text.
@@ -165,7 +140,12 @@ int cmd_run(const std::vector<std::string>& argv) {
   if (!prepared.note.empty()) std::cerr << "crossdev run: " << prepared.note << "\n";
   RunContext& ctx = prepared.ctx;
   // Before the matrices load: candidate rows name ops these libraries register.
-  const std::vector<std::string> libraries = load_libraries(args.get_all("--load-library"));
+  std::vector<std::string> libraries;
+  try {
+    libraries = load_libraries(args.get_all("--load-library"));
+  } catch (const LoadLibraryError& e) {
+    throw UsageError(std::string("--load-library: ") + e.what());
+  }
 
   if (args.has("--worker")) bind_worker_to_parent();
 
@@ -177,7 +157,7 @@ int cmd_run(const std::vector<std::string>& argv) {
       args.has("--start-row") ? static_cast<std::size_t>(parse_count("--start-row", args.get("--start-row"), "a row index (0, 1, ...)")) : 0;
 
   const std::string matrix_path = args.get("--matrix", default_matrix_path());
-  std::vector<MatrixFile> selected = load_catalog(matrix_path, max_bytes);  // MatrixError -> exit 2 in main
+  std::vector<MatrixFile> selected = load_catalog(matrix_path, max_bytes);  // YamlError -> exit 2 in main
   std::vector<std::string> files;  // every matrix loaded, for the bundle
   for (const auto& f : selected) files.push_back(f.path);
   const std::string bench_json =

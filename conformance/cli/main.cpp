@@ -8,7 +8,7 @@
 #include "cli/commands.h"
 #include "device/device_spec.h"
 #include "log/logger.h"
-#include "matrix/matrix.h"
+#include "runner/matrix_types.h"
 
 namespace {
 
@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
     } catch (const UsageError& e) {
       std::cerr << "crossdev " << name << ": error: " << e.what() << "\n";
       return kExitBadInput;
-    } catch (const crossdev::conformance::MatrixError& e) {
+    } catch (const crossdev::YamlError& e) {
       std::cerr << e.what() << "\n";
       return kExitBadInput;
     } catch (const crossdev::DeviceSpecError& e) {

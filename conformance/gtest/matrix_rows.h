@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "matrix/matrix.h"
+#include "runner/matrix_types.h"
 
 namespace crossdev::testing {
 

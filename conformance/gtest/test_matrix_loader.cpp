@@ -17,7 +17,6 @@ namespace crossdev::testing {
 namespace {
 
 namespace fs = std::filesystem;
-using conformance::MatrixError;
 
 struct Fixture {
   std::string path;
@@ -55,7 +54,7 @@ TEST_P(BadMatrix, FailsWithFileLineAndExpectation) {
   try {
     conformance::load_catalog(f.path);
     FAIL() << f.path << " loaded without error; expected line " << f.line << ": " << f.text;
-  } catch (const MatrixError& e) {
+  } catch (const YamlError& e) {
     EXPECT_EQ(e.where().file, f.path);
     EXPECT_EQ(e.where().line, f.line) << e.what();
     EXPECT_NE(std::string(e.what()).find(f.text), std::string::npos) << e.what();
@@ -74,7 +73,7 @@ TEST(MatrixLoader, MissingPathNamesIt) {
   try {
     conformance::load_catalog("/nonexistent/matrix.yaml");
     FAIL();
-  } catch (const MatrixError& e) {
+  } catch (const YamlError& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/matrix.yaml"), std::string::npos);
   }
 }
@@ -125,13 +124,13 @@ TEST(MatrixLoader, SpecialFilesAndOversizedFilesAreRefused) {
     try {
       conformance::load_catalog(path);
       ADD_FAILURE() << path;
-    } catch (const MatrixError& e) {
+    } catch (const YamlError& e) {
       EXPECT_EQ(e.where().file, path);
       EXPECT_NE(std::string(e.what()).find("expected a regular file"), std::string::npos) << e.what();
     }
   }
   const std::string small = std::string(CROSSDEV_MATRIX_DIR) + "/context.yaml";
-  EXPECT_THROW(conformance::load_catalog(small, 100), MatrixError);
+  EXPECT_THROW(conformance::load_catalog(small, 100), YamlError);
   EXPECT_NO_THROW(conformance::load_catalog(small, 1 << 20));
   fs::remove_all(dir);
 }

@@ -1,19 +1,14 @@
 #include "parity/expectations.h"
 
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
-#include <yaml-cpp/yaml.h>
+#include "yaml/yaml_document.h"
 
 namespace crossdev::parity {
 namespace {
 
-int line_of(const YAML::Node& node, int fallback) {
-  const YAML::Mark mark = node.Mark();
-  return mark.is_null() || mark.line < 0 ? fallback : mark.line + 1;
-}
+using yaml::line_of;
 
 struct StatusName {
   const char* name;
@@ -23,7 +18,7 @@ constexpr StatusName kStatusNames[] = {{"xfail", ExpectedStatus::XFail}, {"skip"
 
 Expectation parse_entry(const std::string& path, const YAML::Node& node) {
   const int line = line_of(node, 1);
-  if (!node.IsMap()) throw ExpectationError(path, line, "expected a mapping {match, status, reason}");
+  if (!node.IsMap()) throw YamlError({path, line}, "expected a mapping {match, status, reason}");
   Expectation e;
   e.file = path;
   e.line = line;
@@ -32,9 +27,9 @@ Expectation parse_entry(const std::string& path, const YAML::Node& node) {
     const YAML::Node key_node = it->first, value_node = it->second;
     const int key_line = line_of(key_node, line);
     const std::string key = key_node.IsScalar() ? key_node.Scalar() : "";
-    if (!seen.insert(key).second) throw ExpectationError(path, key_line, "duplicate key '" + key + "'");
+    if (!seen.insert(key).second) throw YamlError({path, key_line}, "duplicate key '" + key + "'");
     if (!value_node.IsScalar() || value_node.Scalar().empty())
-      throw ExpectationError(path, key_line, "key '" + key + "': expected a non-empty string");
+      throw YamlError({path, key_line}, "key '" + key + "': expected a non-empty string");
     const std::string value = value_node.Scalar();
     if (key == "match") {
       e.match = value;
@@ -42,7 +37,7 @@ Expectation parse_entry(const std::string& path, const YAML::Node& node) {
       e.reason = value;
     } else if (key == "execution") {
       if (value != "real" && value != "simulated")
-        throw ExpectationError(path, key_line, "execution '" + value + "': expected real or simulated");
+        throw YamlError({path, key_line}, "execution '" + value + "': expected real or simulated");
       e.execution = value;
     } else if (key == "status") {
       bool known = false;
@@ -52,13 +47,13 @@ Expectation parse_entry(const std::string& path, const YAML::Node& node) {
           known = true;
         }
       }
-      if (!known) throw ExpectationError(path, key_line, "status '" + value + "': expected xfail or skip");
+      if (!known) throw YamlError({path, key_line}, "status '" + value + "': expected xfail or skip");
     } else {
-      throw ExpectationError(path, key_line, "unknown key '" + key + "'; expected match, status, reason, execution");
+      throw YamlError({path, key_line}, "unknown key '" + key + "'; expected match, status, reason, execution");
     }
   }
   for (const char* key : {"match", "status", "reason"})
-    if (!seen.count(key)) throw ExpectationError(path, line, std::string("missing key '") + key + "' (entries need match, status, reason)");
+    if (!seen.count(key)) throw YamlError({path, line}, std::string("missing key '") + key + "' (entries need match, status, reason)");
   return e;
 }
 
@@ -71,17 +66,8 @@ const char* expected_status_name(ExpectedStatus s) noexcept {
 }
 
 ExpectationFile ExpectationFile::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ExpectationError(path, 0, "cannot open expectations file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  YAML::Node doc;
-  try {
-    doc = YAML::Load(buffer.str());
-  } catch (const YAML::Exception& e) {
-    throw ExpectationError(path, e.mark.is_null() ? 0 : e.mark.line + 1, "YAML syntax error: " + e.msg);
-  }
-  if (!doc.IsMap()) throw ExpectationError(path, 1, "expected a mapping with the key 'expectations' at the top level");
+  const YAML::Node doc = yaml::load_file(path);
+  if (!doc.IsMap()) throw YamlError({path, 1}, "expected a mapping with the key 'expectations' at the top level");
 
   ExpectationFile file;
   file.path_ = path;
@@ -92,14 +78,14 @@ ExpectationFile ExpectationFile::load(const std::string& path) {
     const std::string key = key_node.IsScalar() ? key_node.Scalar() : "";
     const int line = line_of(key_node, 1);
     if (key == "expectations") {
-      if (!value.IsSequence()) throw ExpectationError(path, line, "'expectations' must be a list (use [] for none)");
+      if (!value.IsSequence()) throw YamlError({path, line}, "'expectations' must be a list (use [] for none)");
       for (const YAML::Node& entry : value) file.entries_.push_back(parse_entry(path, entry));
       have_list = true;
     } else if (key != "description") {
-      throw ExpectationError(path, line, "unknown top-level key '" + key + "'; expected description, expectations");
+      throw YamlError({path, line}, "unknown top-level key '" + key + "'; expected description, expectations");
     }
   }
-  if (!have_list) throw ExpectationError(path, 1, "missing top-level key 'expectations'");
+  if (!have_list) throw YamlError({path, 1}, "missing top-level key 'expectations'");
   return file;
 }
 

@@ -9,28 +9,14 @@
 //
 // The first entry whose glob matches a case id applies. An entry that matches no case of the
 // matrix is stale (the case it was written for was renamed or removed) and is warned about.
-// Every problem in a file is an ExpectationError "file:line: ...".
-#include <stdexcept>
+// Every problem in a file is a YamlError "file:line: ..." (impl/yaml).
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "yaml/yaml_error.h"
+
 namespace crossdev::parity {
-
-class ExpectationError : public std::runtime_error {
- public:
-  ExpectationError(std::string file, int line, const std::string& message)
-      : std::runtime_error(file + ":" + std::to_string(line) + ": " + message),
-        file_(std::move(file)), line_(line), message_(message) {}
-  const std::string& file() const noexcept { return file_; }
-  int line() const noexcept { return line_; }
-  const std::string& message() const noexcept { return message_; }  // without "file:line: "
-
- private:
-  std::string file_;
-  int line_;
-  std::string message_;
-};
 
 enum class ExpectedStatus { XFail, Skip };
 const char* expected_status_name(ExpectedStatus s) noexcept;
@@ -50,7 +36,7 @@ struct Expectation {
 class ExpectationFile {
  public:
   ExpectationFile() = default;  // no expectations
-  static ExpectationFile load(const std::string& path);                 // throws ExpectationError
+  static ExpectationFile load(const std::string& path);                 // throws YamlError
   static ExpectationFile load_if_exists(const std::string& path);       // empty when the file is absent
 
   const std::string& path() const noexcept { return path_; }

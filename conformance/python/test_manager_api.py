@@ -26,23 +26,24 @@ def test_capabilities_follow_seeds_001_and_004(mgr):
     assert mgr.DeviceManager("cpu-only").capabilities("cpu")["simulated"] is False
 
 
-def test_cpu_memory_stats_see_a_live_tensor(mgr):
+def test_cpu_memory_stats_see_a_live_tensor(mgr, crossdev_module):
     m = mgr.DeviceManager("cpu-only")
     before = m.memory_stats("cpu")
-    assert before["scope"] == "process" and not before["simulated"]
+    assert isinstance(before, crossdev_module.MemoryStats)  # the one record type, also sim.memory_stats's
+    assert before.scope == "process" and not before.simulated
     block = torch.ones(32 << 20, dtype=torch.float32)  # 128 MiB
     during = m.memory_stats("cpu")
     del block
     after = m.memory_stats("cpu")
-    assert during["allocated"] - before["allocated"] >= 128 << 20
-    assert during["allocated"] - after["allocated"] >= 64 << 20
-    assert during["peak"] >= 128 << 20 and during["total"] > during["allocated"]
+    assert during.allocated - before.allocated >= 128 << 20
+    assert during.allocated - after.allocated >= 64 << 20
+    assert during.peak_allocated >= 128 << 20 and during.total > during.allocated
 
 
 def test_simulated_memory_invents_nothing(mgr):
     stats = mgr.DeviceManager("cuda-x1").memory_stats("cuda:0")
-    assert stats["simulated"] and stats["allocated"] == -1 and stats["reserved"] == -1 and stats["peak"] == -1
-    assert stats["total"] == 16 << 30
+    assert stats.simulated and stats.allocated == -1 and stats.reserved == -1 and stats.peak_allocated == -1
+    assert stats.total == 16 << 30
     assert mgr.DeviceManager("cuda-x1").empty_cache("cuda:0")["supported"] is False
     with pytest.raises(ValueError, match="not present"):
         mgr.DeviceManager("cuda-x1").memory_stats("mps")

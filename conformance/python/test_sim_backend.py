@@ -109,13 +109,14 @@ def test_memory_statistics_are_exact(sim):
     before = sim.memory_stats(0)
     t = torch.empty(1000, device="sim")  # 4000 bytes -> 8 blocks of 512
     during = sim.memory_stats(0)
-    assert during["allocated_bytes"] - before["allocated_bytes"] == 4000
-    assert during["reserved_bytes"] - before["reserved_bytes"] == 4096
-    assert torch.sim.memory_allocated() == during["allocated_bytes"]
+    assert during.allocated - before.allocated == 4000
+    assert during.reserved - before.reserved == 4096
+    assert during.num_allocs == before.num_allocs + 1 and during.simulated
+    assert torch.sim.memory_allocated() == during.allocated
     del t
-    assert sim.memory_stats(0)["allocated_bytes"] == before["allocated_bytes"]
+    assert sim.memory_stats(0).allocated == before.allocated
     sim.empty_cache()
-    assert sim.memory_stats(0)["reserved_bytes"] == before["reserved_bytes"]
+    assert sim.memory_stats(0).reserved == before.reserved
 
 
 def test_tf32_emulation_diverges_within_the_tf32_bound(sim):

@@ -5,12 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "matrix/matrix.h"
-#include "matrix/matrix_read.h"
+#include "runner/matrix_types.h"
 
 namespace crossdev::conformance {
 
-// Throws MatrixError for anything it cannot read: a missing or unreadable path or folder, a
+// Throws YamlError for anything it cannot read: a missing or unreadable path or folder, a
 // *.yaml entry that is not a regular file (a FIFO, a looping symlink), a file above max_bytes.
 std::vector<MatrixFile> load_catalog(const std::string& path, std::uintmax_t max_bytes = kDefaultMaxMatrixBytes);
 

@@ -37,8 +37,8 @@ std::string git_commit() {
 ExecutionTarget describe_execution_target(const HostProfile& host, const std::string& simulate_spec) {
   ExecutionTarget t;
   t.device_kind = "cpu";
-  for (DeviceKind kind : {DeviceKind::CUDA, DeviceKind::MPS, DeviceKind::XPU, DeviceKind::XLA}) {
-    if (host.provenance(kind) == Provenance::Real) {
+  for (DeviceKind kind : kAllDeviceKinds) {  // the first real accelerator, in the kind table's order
+    if (kind_info(kind).is_accelerator && host.provenance(kind) == Provenance::Real) {
       t.device_kind = kind_name(kind);
       break;
     }

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "matrix/matrix.h"
+#include "runner/matrix_types.h"
 #include "runner/case_result.h"
 #include "runner/suite.h"
 

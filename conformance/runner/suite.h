@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "device/host_profile.h"
-#include "matrix/matrix.h"
+#include "runner/matrix_types.h"
 #include "runner/case_result.h"
 
 namespace crossdev::conformance {
@@ -32,7 +32,7 @@ class Suite {
   virtual ~Suite() = default;
   virtual const char* name() const = 0;
   virtual const SuiteSchema& schema() const = 0;
-  // Value checks at load time (device strings, enums, list lengths). Throws MatrixError.
+  // Value checks at load time (device strings, enums, list lengths). Throws YamlError.
   virtual void validate(const Row& row) const = 0;
   // Runs one row; a row may expand into several cases (e.g. one per device). Must not throw
   // for case-level problems: report them as Status::Error with the message.

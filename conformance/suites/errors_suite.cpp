@@ -72,7 +72,7 @@ DeviceSpec device_of(const Row& row, const std::string& key, const std::string& 
 
 c10::ScalarType dtype_of(const Row& row, const std::string& key, const std::string& text) {
   const auto dtype = dtype_from_name(text);
-  if (!dtype) row.fail(key, "unknown dtype '" + text + "'; expected one of " + dtype_name_list());
+  if (!dtype) row.fail(key, "unknown dtype '" + text + "'; expected one of " + all_dtype_names());
   return *dtype;
 }
 
@@ -368,7 +368,7 @@ void run_recovery(const Case& c, CaseResult& r) {
   if (!outputs.empty()) {
     r.details.emplace_back("result_dtype", dtype_name(outputs[0].scalar_type()));
     if (c.expect_dtype && outputs[0].scalar_type() != *c.expect_dtype)
-      problems.push_back("result dtype: expected " + dtype_name(*c.expect_dtype) + ", got " + dtype_name(outputs[0].scalar_type()));
+      problems.push_back(std::string("result dtype: expected ") + dtype_name(*c.expect_dtype) + ", got " + dtype_name(outputs[0].scalar_type()));
     // Belt and braces: device_safe already validated, but a passing row must show it here too.
     const std::string numeric = c.op == "huge_alloc" ? "" : compare_to_reference(outputs[0], reference);
     if (!numeric.empty()) problems.push_back(numeric);
@@ -394,8 +394,8 @@ class ErrorsSuite final : public Suite {
     (void)parse_case(row);
     try {
       (void)ErrorClassifier::builtin();  // a broken pattern table is bad input too (exit 2)
-    } catch (const PatternFileError& e) {
-      throw MatrixError(row.where(), std::string("the classifier's pattern table is invalid: ") + e.what());
+    } catch (const YamlError& e) {
+      throw YamlError(row.where(), std::string("the classifier's pattern table is invalid: ") + e.what());
     }
   }
 

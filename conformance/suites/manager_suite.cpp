@@ -47,7 +47,7 @@ struct Check {
   const char* name;
   std::vector<std::string> required;
   std::vector<std::string> optional;
-  // Fills r (status/message/details); may throw MatrixError for bad values (caught at validate time).
+  // Fills r (status/message/details); may throw YamlError for bad values (caught at validate time).
   void (*run)(const Row& row, DeviceManager& manager, CaseResult& r, bool dry_run);
 };
 
@@ -63,7 +63,7 @@ DeviceSpec device_key(const Row& row, const std::string& key) {
 
 c10::ScalarType dtype_value(const Row& row, const std::string& key, const std::string& text) {
   const auto d = dtype_from_name(text);
-  if (!d) row.fail(key, "unknown dtype '" + text + "'; expected one of " + dtype_name_list());
+  if (!d) row.fail(key, "unknown dtype '" + text + "'; expected one of " + all_dtype_names());
   return *d;
 }
 
@@ -216,7 +216,7 @@ void run_ensure_dtype(const Row& row, DeviceManager& m, CaseResult& r, bool dry)
   std::vector<std::string> got, want, reasons;
   for (const auto& p : placed) got.push_back(dtype_name(p.tensor.scalar_type()));
   for (auto d : expect) want.push_back(dtype_name(d));
-  for (const auto& c : casts) reasons.push_back(dtype_name(c.from) + "->" + dtype_name(c.to) + ": " + c.reason);
+  for (const auto& c : casts) reasons.push_back(std::string(dtype_name(c.from)) + "->" + dtype_name(c.to) + ": " + c.reason);
   r.details.emplace_back("casts", c10::Join(", ", reasons));
   expect_equal(r, "dtypes", c10::Join(", ", want), c10::Join(", ", got));
   expect_equal(r, "casts", std::to_string(expect_casts), std::to_string(casts.size()));
@@ -252,7 +252,7 @@ void run_memory_stats(const Row& row, DeviceManager& m, CaseResult& r, bool dry)
                  std::to_string(during.allocated - before.allocated));
   if (during.allocated - after.allocated < kBytes / 2)
     expect_equal(r, "allocated falls when the tensor is freed", ">= 32 MiB", std::to_string(during.allocated - after.allocated));
-  if (during.peak < kBytes) expect_equal(r, "peak", ">= 64 MiB", std::to_string(during.peak));
+  if (during.peak_allocated < kBytes) expect_equal(r, "peak_allocated", ">= 64 MiB", std::to_string(during.peak_allocated));
   if (during.total <= 0) expect_equal(r, "total", "> 0", std::to_string(during.total));
   if (during.reserved < during.allocated && device.kind != DeviceKind::CPU)
     expect_equal(r, "reserved >= allocated", "true", "false");
@@ -530,7 +530,7 @@ class ManagerSuite final : public Suite {
     }
     try {
       c.run(row, m, r, /*dry_run=*/false);
-    } catch (const MatrixError& e) {
+    } catch (const YamlError& e) {
       if (row.str_or("host", "") != kThisHost) throw;
       r.status = Status::Skip;  // this host lacks the row's device
       r.execution = Execution::NotRun;

@@ -40,7 +40,7 @@
 #include "log/logger.h"
 #include "ops/op_registry.h"
 #include "parity/dispatcher_op.h"
-#include "parity/dtype_names.h"
+#include "util/dtype_names.h"
 #include "parity/expectations.h"
 #include "parity/op_parity.h"
 #include "runner/suite.h"
@@ -118,8 +118,8 @@ std::map<at::ScalarType, parity::Tolerance> parse_tolerances(const Row& row, con
   if (!node.IsMap()) row.fail(key, "expected a mapping {<dtype>: {rtol: <number>, atol: <number>}}");
   for (auto it = node.begin(); it != node.end(); ++it) {
     const std::string name = it->first.Scalar();
-    const auto dtype = parity::dtype_from_name(name);
-    if (!dtype) row.fail(key, "unknown dtype '" + name + "'; expected one of " + parity::valid_dtype_list());
+    const auto dtype = matrix_float_dtype_from_name(name);
+    if (!dtype) row.fail(key, "unknown dtype '" + name + "'; expected one of " + matrix_float_dtype_names());
     const YAML::Node entry = it->second;  // a copy: the iterator's proxy is a temporary
     // Both or neither, as assert_close insists: a lone rtol would silently keep the default atol.
     if (!entry.IsMap() || entry.size() != 2 || !entry["rtol"] || !entry["atol"])
@@ -153,8 +153,8 @@ OpsRow parse_row(const Row& row) {
   }
   r.devices = parse_list<DeviceKind>(row, "devices", [](const std::string& n) { return kind_from_name(n); },
                                      valid_kind_list(), {kAllDeviceKinds.begin(), kAllDeviceKinds.end()});
-  r.dtypes = parse_list<at::ScalarType>(row, "dtypes", [](const std::string& n) { return parity::dtype_from_name(n); },
-                                        parity::valid_dtype_list(), {at::kFloat, at::kHalf, at::kBFloat16, at::kDouble});
+  r.dtypes = parse_list<at::ScalarType>(row, "dtypes", [](const std::string& n) { return matrix_float_dtype_from_name(n); },
+                                        matrix_float_dtype_names(), {at::kFloat, at::kHalf, at::kBFloat16, at::kDouble});
   const std::vector<std::string> op_sets = r.op->shape_sets();
   r.shape_sets = parse_list<std::string>(
       row, "shape_sets",
@@ -233,7 +233,7 @@ std::vector<CaseKey> expand(const Row& row, const OpsRow& r) {
       for (const std::string& shape_set : r.shape_sets)
         for (const Subject& subject : r.subjects())
           keys.push_back({kind, dtype, shape_set, subject,
-                          row.id() + "/" + kind_name(kind) + "/" + parity::dtype_name(dtype) + "/" + shape_set + "/" +
+                          row.id() + "/" + kind_name(kind) + "/" + dtype_name(dtype) + "/" + shape_set + "/" +
                               subject.name});
   return keys;
 }
@@ -243,7 +243,7 @@ std::string expectations_path(const std::string& matrix_file, DeviceKind kind) {
   return (folder / "expectations" / (std::string(kind_name(kind)) + ".yaml")).string();
 }
 
-// Expectation files are read once per process; their errors become MatrixErrors (exit code 2).
+// Expectation files are read once per process; their errors are YamlErrors (exit code 2).
 const parity::ExpectationFile& expectations_for(const std::string& matrix_file, DeviceKind kind) {
   static std::mutex mutex;
   static std::map<std::string, parity::ExpectationFile> cache;
@@ -251,11 +251,7 @@ const parity::ExpectationFile& expectations_for(const std::string& matrix_file, 
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(path);
   if (it == cache.end()) {
-    try {
-      it = cache.emplace(path, parity::ExpectationFile::load_if_exists(path)).first;
-    } catch (const parity::ExpectationError& e) {
-      throw MatrixError({e.file(), e.line()}, e.message());
-    }
+    it = cache.emplace(path, parity::ExpectationFile::load_if_exists(path)).first;  // throws YamlError
   }
   return it->second;
 }
@@ -363,7 +359,7 @@ class OpsSuite final : public Suite {
       CaseResult c = result_for(row, *this);
       c.id = key.id;
       c.device = device.str();
-      c.details = {{"op", r.op->name()}, {"impl", key.subject.name}, {"dtype", parity::dtype_name(key.dtype)},
+      c.details = {{"op", r.op->name()}, {"impl", key.subject.name}, {"dtype", dtype_name(key.dtype)},
                    {"shape_set", key.shape_set}, {"tolerance", config.output_tolerance.str()}};
       if (r.candidate) {
         c.details.emplace_back("candidate", r.candidate->name());
@@ -382,7 +378,7 @@ class OpsSuite final : public Suite {
       } else if (std::find(supported.begin(), supported.end(), key.dtype) == supported.end()) {
         c.status = Status::Skip;
         c.execution = Execution::NotRun;
-        c.message = std::string(parity::dtype_name(key.dtype)) + " is not supported on " + kind_name(key.kind);
+        c.message = std::string(dtype_name(key.dtype)) + " is not supported on " + kind_name(key.kind);
       } else if (expected && expected->status == parity::ExpectedStatus::Skip) {
         c.status = Status::Skip;
         c.execution = Execution::NotRun;

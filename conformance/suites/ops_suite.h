@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "matrix/matrix.h"
+#include "runner/matrix_types.h"
 
 namespace crossdev::conformance {
 
 // Every case id a row expands into, "<row id>/<device kind>/<dtype>/<shape set>/<impl>",
-// whether or not this host can run it. Throws MatrixError for an invalid row.
+// whether or not this host can run it. Throws YamlError for an invalid row.
 std::vector<std::string> ops_case_ids(const Row& row);
 
 // "file:line: stale expectation 'glob' (xfail) matches no case of <matrix>" for every entry of

@@ -4,8 +4,9 @@
 // devices a host profile only simulates are answered by simulated_device.h, never by a
 // backend, so a simulated answer can never be mistaken for a measured one.
 //
-// Adding a device kind: a DeviceKind row (impl/device/device_kind.cpp), one backends/<kind>_backend.cpp
-// implementing this interface, and one row in backend_registry.cpp.
+// Adding a device kind: a DeviceKind row (impl/device/device_kind.cpp) and one
+// backends/<kind>_backend.cpp implementing this interface and registering it with
+// CROSSDEV_REGISTER_BACKEND (backend_registry.h).
 #include <memory>
 
 #include "manager/capabilities.h"
@@ -30,7 +31,5 @@ class DeviceBackend {
   // The preferred low-precision dtype given a device's properties (real or masquerade).
   virtual c10::ScalarType low_precision_for(const UnifiedProperties&) const { return traits().low_precision; }
 };
-
-using BackendFactory = std::unique_ptr<DeviceBackend> (*)();
 
 }  // namespace crossdev::manager

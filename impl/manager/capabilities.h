@@ -12,6 +12,7 @@
 
 #include "device/device_spec.h"
 #include "policy/context_policy.h"
+#include "util/dtype_names.h"
 
 namespace crossdev::manager {
 
@@ -45,9 +46,6 @@ struct Capabilities {
   bool supports(c10::ScalarType dtype) const;
 };
 
-// "float32", "float64", "bfloat16", ... (torch's Python spellings) and back.
-std::string dtype_name(c10::ScalarType dtype);
-std::optional<c10::ScalarType> dtype_from_name(std::string_view name);
-const char* dtype_name_list() noexcept;
+// Dtype names (torch's Python spellings) come from the one table, util/dtype_names.h.
 
 }  // namespace crossdev::manager

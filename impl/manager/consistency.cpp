@@ -104,18 +104,18 @@ std::vector<CastRecord> ensure_dtype(DeviceManager& manager, std::vector<Placed>
   if (options.target) {
     for (std::size_t i = 0; i < tensors.size(); ++i)
       if (tensors[i].tensor.is_floating_point() || tensors[i].tensor.is_complex())
-        cast_one(tensors, i, *options.target, "requested dtype " + dtype_name(*options.target), casts);
+        cast_one(tensors, i, *options.target, std::string("requested dtype ") + dtype_name(*options.target), casts);
   } else if (options.unify && !tensors.empty()) {
     c10::ScalarType common = tensors.front().tensor.scalar_type();
     for (const auto& p : tensors) common = c10::promoteTypes(common, p.tensor.scalar_type());
     for (std::size_t i = 0; i < tensors.size(); ++i) {
       // Promote straight to what the device can hold: float64 on MPS means float32, in one cast.
       c10::ScalarType target = common;
-      std::string reason = "promote to the common dtype " + dtype_name(common) + " (torch.promote_types)";
+      std::string reason = std::string("promote to the common dtype ") + dtype_name(common) + " (torch.promote_types)";
       for (const auto& sub : backend_for(tensors[i].device.kind).traits().unsupported_dtypes)
         if (sub.unsupported == common) {
           target = sub.replacement;
-          reason += ", held as " + dtype_name(target) + " on " + kind_name(tensors[i].device.kind) + ": " + sub.reason;
+          reason += std::string(", held as ") + dtype_name(target) + " on " + kind_name(tensors[i].device.kind) + ": " + sub.reason;
         }
       cast_one(tensors, i, target, reason, casts);
     }

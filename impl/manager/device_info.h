@@ -4,22 +4,13 @@
 #include <string>
 
 #include "device/device_spec.h"
+#include "device/memory_stats.h"  // MemoryStats: one record for the manager and the sim backend
 
 namespace crossdev::manager {
 
 // One spelling per physical device: "cpu" and "mps" (single-device kinds, seed 002's
 // "None and 0 are the same"), "cuda:0" with an explicit index elsewhere; cpu:-1 becomes cpu.
 DeviceSpec canonical_device(const DeviceSpec& device) noexcept;
-
-struct MemoryStats {
-  long long allocated = -1;  // bytes in live tensors (or the nearest honest measure, see source)
-  long long reserved = -1;   // bytes held by the allocator, used or cached
-  long long peak = -1;       // high-water mark of `allocated`
-  long long total = -1;      // device capacity
-  std::string scope;         // "device allocator", "process", "simulated"
-  std::string source;        // e.g. "c10 CachingDeviceAllocator::getDeviceStats", "/proc/self/status"
-  bool simulated = false;
-};
 
 struct EmptyCacheResult {
   bool supported = false;     // the device has a cache to empty

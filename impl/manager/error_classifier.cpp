@@ -2,45 +2,18 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <set>
 #include <sstream>
 
-#include <c10/util/StringUtil.h>
-#include <yaml-cpp/yaml.h>
 
 #include "manager/recovery.h"
+#include "yaml/yaml_document.h"
 
 namespace crossdev::manager {
 namespace {
 
-std::string at(const std::string& file, const YAML::Node& node) {
-  return file + ":" + std::to_string(node.Mark().line + 1);
-}
-
-[[noreturn]] void fail(const std::string& file, const YAML::Node& node, const std::string& message) {
-  throw PatternFileError(at(file, node) + ": " + message);
-}
-
-std::string scalar(const std::string& file, const YAML::Node& map, const char* key, bool required) {
-  const YAML::Node value = map[key];
-  if (!value) {
-    if (required) fail(file, map, std::string("missing key '") + key + "'");
-    return "";
-  }
-  if (!value.IsScalar()) fail(file, value, std::string("key '") + key + "': expected a string");
-  return value.as<std::string>();
-}
-
-void check_keys(const std::string& file, const YAML::Node& map, const std::set<std::string>& allowed) {
-  if (!map.IsMap()) fail(file, map, "expected a mapping");
-  for (const auto& kv : map) {
-    const std::string key = kv.first.as<std::string>();
-    if (!allowed.count(key)) {
-      fail(file, kv.first, "unknown key '" + key + "'; expected one of " + c10::Join(", ", allowed));
-    }
-  }
-}
+using yaml::check_keys;
+using yaml::fail;
+using yaml::scalar;
 
 RecoveryStage parse_stage(const std::string& file, const YAML::Node& node) {
   if (!node.IsScalar()) fail(file, node, "recovery stage: expected a string such as \"empty_cache+fallback_cpu\"");
@@ -75,33 +48,26 @@ const ErrorClassifier& ErrorClassifier::builtin() {
 }
 
 ErrorClassifier ErrorClassifier::from_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw PatternFileError(path + ":0: cannot read the error pattern table");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return from_yaml(ss.str(), path);
+  return from_document(yaml::load_file(path), path);
 }
 
 ErrorClassifier ErrorClassifier::from_yaml(const std::string& text, const std::string& name) {
+  return from_document(yaml::parse(text, name), name);
+}
+
+ErrorClassifier ErrorClassifier::from_document(const YAML::Node& root, const std::string& name) {
   ErrorClassifier c;
   c.path_ = name;
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw PatternFileError(name + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
-  }
-  if (!root.IsMap()) throw PatternFileError(name + ":1: expected a mapping with 'categories' and 'patterns'");
-  check_keys(name, root, {"categories", "patterns"});
+  check_keys(name, root, {"categories", "patterns"}, "the top level: a mapping");
   const YAML::Node cats = root["categories"];
-  if (!cats || !cats.IsSequence()) throw PatternFileError(name + ":1: 'categories' must be a list");
+  if (!cats || !cats.IsSequence()) throw YamlError({name, 1}, "'categories' must be a list");
   for (const auto& node : cats) {
-    check_keys(name, node, {"name", "description", "recovery", "source"});
+    check_keys(name, node, {"name", "description", "recovery", "source"}, "a category");
     ErrorCategoryInfo info;
     info.name = scalar(name, node, "name", true);
     info.description = scalar(name, node, "description", false);
     info.source = scalar(name, node, "source", true);
-    info.line = node.Mark().line + 1;
+    info.line = yaml::line_of(node, 1);
     const auto& known = required_error_categories();
     if (std::find(known.begin(), known.end(), info.name) == known.end())
       fail(name, node, "unknown category '" + info.name + "'");
@@ -112,19 +78,19 @@ ErrorClassifier ErrorClassifier::from_yaml(const std::string& text, const std::s
     c.categories_.push_back(std::move(info));
   }
   for (const auto& required : required_error_categories())
-    if (!c.category(required)) throw PatternFileError(name + ":1: category '" + required + "' is not defined");
+    if (!c.category(required)) throw YamlError({name, 1}, "category '" + required + "' is not defined");
 
   const YAML::Node pats = root["patterns"];
-  if (!pats || !pats.IsSequence()) throw PatternFileError(name + ":1: 'patterns' must be a list");
+  if (!pats || !pats.IsSequence()) throw YamlError({name, 1}, "'patterns' must be a list");
   for (const auto& node : pats) {
-    check_keys(name, node, {"category", "contains", "regex", "exception", "source"});
+    check_keys(name, node, {"category", "contains", "regex", "exception", "source"}, "a pattern");
     ErrorPattern p;
     p.category = scalar(name, node, "category", true);
     p.contains = scalar(name, node, "contains", false);
     p.regex_text = scalar(name, node, "regex", false);
     p.exception = scalar(name, node, "exception", false);
     p.source = scalar(name, node, "source", true);
-    p.where = at(name, node);
+    p.where = yaml::location(name, node, 1).str();
     if (!c.category(p.category)) fail(name, node, "pattern for undefined category '" + p.category + "'");
     if (p.contains.empty() && p.regex_text.empty() && p.exception.empty())
       fail(name, node, "a pattern needs 'contains', 'regex' or 'exception'");
@@ -142,7 +108,7 @@ ErrorClassifier ErrorClassifier::from_yaml(const std::string& text, const std::s
   for (const auto& cat : c.categories_) {
     bool used = false;
     for (const auto& p : c.patterns_) used |= p.category == cat.name;
-    if (!used) throw PatternFileError(name + ":" + std::to_string(cat.line) + ": category '" + cat.name + "' has no pattern");
+    if (!used) throw YamlError({name, cat.line}, "category '" + cat.name + "' has no pattern");
   }
   return c;
 }

@@ -2,7 +2,8 @@
 // Table-driven error classification (seed 003's device error handler). The table is data:
 // matrices/data/error_patterns.yaml lists, in match order, patterns that map PyTorch's
 // verbatim error texts (and exception types) to a category, and for each category its
-// recovery stages. Any problem in that file is a PatternFileError naming file:line.
+// recovery stages. Any problem in that file is a YamlError naming file:line
+// (impl/yaml).
 #include <optional>
 #include <regex>
 #include <stdexcept>
@@ -10,13 +11,13 @@
 #include <vector>
 
 #include "manager/error_info.h"
+#include "yaml/yaml_error.h"
+
+namespace YAML {
+class Node;
+}
 
 namespace crossdev::manager {
-
-class PatternFileError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // One recovery stage per failed attempt of a category; a stage may combine actions
 // ("empty_cache+fallback_next_device"). Names come from recovery.h's table.
@@ -49,6 +50,7 @@ class ErrorClassifier {
  public:
   // The table at CROSSDEV_ERROR_PATTERNS (env) or the build's matrices/data/error_patterns.yaml.
   static const ErrorClassifier& builtin();
+  // Both throw YamlError.
   static ErrorClassifier from_file(const std::string& path);
   static ErrorClassifier from_yaml(const std::string& text, const std::string& name);
 
@@ -60,6 +62,8 @@ class ErrorClassifier {
   const std::string& path() const noexcept { return path_; }
 
  private:
+  static ErrorClassifier from_document(const YAML::Node& root, const std::string& name);
+
   std::string path_;
   std::vector<ErrorCategoryInfo> categories_;
   std::vector<ErrorPattern> patterns_;

@@ -42,6 +42,21 @@ struct ShapeSet {
   void (*make)(InputMaker&);
 };
 
+// Inputs of any size for the benchmark (bench/model/sized_inputs.h): `make` fills the InputMaker
+// for `elements` = numel of the primary input, a positive multiple of `granule`, usually the
+// "large" shape set scaled along its batch/row dimension. An op without one (make == nullptr) is
+// refused by bench rows, with the list of ops that have one.
+struct BenchInputs {
+  std::int64_t granule = 0;
+  const char* description = "";  // the shapes, for docs and error messages
+  void (*make)(InputMaker& in, std::int64_t elements) = nullptr;
+};
+
+// Row width of the row-wise ops' bench inputs (as in their "large" sets), and their batch: 4 where
+// the row count allows it, like the "large" sets.
+inline constexpr std::int64_t kBenchRowWidth = 1024;
+inline constexpr std::int64_t bench_batch_for(std::int64_t rows) { return rows % 4 == 0 ? 4 : 1; }
+
 struct TorchScriptSpec {
   const char* source;    // the seed-style scripted function(s)
   const char* function;  // entry point
@@ -69,6 +84,7 @@ struct OpDefinition {
   BackwardFn fused_backward_cpu = nullptr;   // nullptr: the CPU backward is derived from the fallback
   BackwardFn fused_backward_cuda = nullptr;  // set only when the CUDA kernels are built
   TorchScriptSpec script;
+  BenchInputs bench;
 };
 
 std::unique_ptr<OpSpec> make_table_op(const OpDefinition& definition);  // table_op.cpp

@@ -1,6 +1,8 @@
 #include "ops/op_registry.h"
 
+#include <deque>
 #include <memory>
+#include <mutex>
 
 #include "ops/op_definition.h"
 
@@ -86,17 +88,19 @@ std::vector<PredicateResult> OpSpec::failed_predicates(Impl impl, const OpCall& 
 }
 
 const std::vector<const OpSpec*>& all_ops() {
-  // One OpSpec per registered definition (ops register themselves: library/register_op.h).
-  static const std::vector<std::unique_ptr<OpSpec>> owned = [] {
-    std::vector<std::unique_ptr<OpSpec>> ops;
-    for (const OpDefinition* def : all_definitions()) ops.push_back(make_table_op(*def));
-    return ops;
-  }();
-  static const std::vector<const OpSpec*> view = [] {
-    std::vector<const OpSpec*> ops;
-    for (const auto& op : owned) ops.push_back(op.get());
-    return ops;
-  }();
+  // One OpSpec per registered definition, in registration order (ops register themselves:
+  // library/register_op.h). A library loaded later (--load-library) registers more; they are
+  // wrapped on the next call, and earlier rows keep their addresses. Libraries are loaded before
+  // a run starts, never while another thread iterates.
+  static std::mutex mutex;
+  static std::deque<std::unique_ptr<OpSpec>> owned;
+  static std::vector<const OpSpec*> view;
+  std::lock_guard<std::mutex> lock(mutex);
+  const std::vector<const OpDefinition*>& definitions = all_definitions();
+  while (view.size() < definitions.size()) {
+    owned.push_back(make_table_op(*definitions[view.size()]));
+    view.push_back(owned.back().get());
+  }
   return view;
 }
 

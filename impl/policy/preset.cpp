@@ -9,7 +9,7 @@ using K = DeviceKind;
 
 constexpr Preset kTorchDevice{
     "torchdevice", "seed 002: TorchDevice redirect policy table (MPS preferred over CUDA)",
-    {K::MPS, K::CUDA, K::CPU, K::CPU}, 2, /*redirects_by_default=*/true, /*redirect_present_to_preferred=*/true};
+    {K::MPS, K::CUDA}, 2, /*redirects_by_default=*/true, /*redirect_present_to_preferred=*/true};
 
 constexpr Preset kCudaFirst{
     "cuda-first", "seed 004: get_device() CUDA > MPS > CPU, extended with XPU and XLA",
@@ -25,9 +25,24 @@ constexpr Preset kHfAccelerate{
 // TPU (XLA) > MPS > CUDA > CPU. Explicit accelerators are honoured as given.
 constexpr Preset kLightning{
     "lightning", "Lightning _choose_auto_accelerator: TPU > MPS > CUDA > CPU",
-    {K::XLA, K::MPS, K::CUDA, K::CPU}, 3, false, false};
+    {K::XLA, K::MPS, K::CUDA}, 3, false, false};
 
 constexpr const Preset* kPresets[] = {&kTorchDevice, &kCudaFirst, &kHfAccelerate, &kLightning};
+
+// Each order names accelerators only, each at most once.
+constexpr bool orders_are_valid() {
+  for (const Preset* p : kPresets) {
+    if (p->order_len == 0 || p->order_len > p->order.size()) return false;
+    for (std::uint8_t i = 0; i < p->order_len; ++i) {
+      if (p->order[i] == K::CPU) return false;
+      for (std::uint8_t j = 0; j < i; ++j)
+        if (p->order[j] == p->order[i]) return false;
+    }
+  }
+  return true;
+}
+static_assert(orders_are_valid(), "a preset's order must list distinct accelerators (CPU is implicit, last)");
+static_assert(named::names_unique(kPresets), "preset names must be unique");
 
 }  // namespace
 

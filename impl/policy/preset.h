@@ -1,6 +1,8 @@
 #pragma once
 // Accelerator preference orders as data. Each preset reproduces one tool's choice so that users
-// migrating from it get the same device. Adding a preset: one row in preset.cpp.
+// migrating from it get the same device. Adding a preset: one Preset and its entry in kPresets
+// (preset.cpp), plus rows in matrices/redirect_presets.yaml proving it; names, error lists, the CLI,
+// the Python module and the tests read the table.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -13,7 +15,9 @@ namespace crossdev {
 struct Preset {
   const char* name;
   const char* source;                   // where the order comes from
-  std::array<DeviceKind, 4> order;      // accelerators, most preferred first; CPU is always last
+  // Accelerators, most preferred first (the first order_len entries); CPU is always last. Room
+  // for every kind, so adding a device kind never resizes a preset.
+  std::array<DeviceKind, kNumDeviceKinds> order;
   std::uint8_t order_len;
   bool redirects_by_default;            // rewrite explicit requests without TORCH_ALLOW_REDIRECTS=true
   bool redirect_present_to_preferred;   // a present, non-preferred accelerator is redirected (seed 002's

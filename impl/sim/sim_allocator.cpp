@@ -51,7 +51,7 @@ c10::DataPtr SimAllocator::allocate(std::size_t nbytes) {
   void* memory = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    MemoryStats& s = stats_[device];
+    DeviceCounters& s = stats_[device];
     auto& cache = cache_[device];
     auto hit = cache.find(rounded);
     if (hit != cache.end()) {
@@ -93,7 +93,7 @@ void SimAllocator::delete_block(void* ctx) { instance().release(static_cast<Bloc
 void SimAllocator::release(Block* block) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    MemoryStats& s = stats_[block->device];
+    DeviceCounters& s = stats_[block->device];
     s.allocated_bytes -= static_cast<std::int64_t>(block->requested);
     ++s.num_frees;
     --s.live_blocks;
@@ -110,7 +110,21 @@ void SimAllocator::copy_data(void* dest, const void* src, std::size_t count) con
 MemoryStats SimAllocator::stats(int device) const {
   check_device(device);
   std::lock_guard<std::mutex> lock(mutex_);
-  return stats_[device];
+  const DeviceCounters& c = stats_[device];
+  MemoryStats s;
+  s.allocated = c.allocated_bytes;
+  s.reserved = c.reserved_bytes;
+  s.peak_allocated = c.peak_allocated_bytes;
+  s.peak_reserved = c.peak_reserved_bytes;
+  s.total = c.limit_bytes;
+  s.num_allocs = c.num_allocs;
+  s.num_frees = c.num_frees;
+  s.num_cache_hits = c.num_cache_hits;
+  s.live_blocks = c.live_blocks;
+  s.scope = "sim device allocator";
+  s.source = "crossdev::sim::SimAllocator";
+  s.simulated = true;
+  return s;
 }
 
 void SimAllocator::reset_peak_stats(int device) {

@@ -20,12 +20,15 @@
 #include <unordered_map>
 #include <vector>
 
+#include "device/memory_stats.h"
+
 namespace crossdev::sim {
 
 inline constexpr std::size_t kBlockBytes = 512;
 inline constexpr int kMaxSimDevices = 16;
 
-struct MemoryStats {
+// The allocator's running counts per device; stats() reports them as a crossdev::MemoryStats.
+struct DeviceCounters {
   std::int64_t allocated_bytes = 0;
   std::int64_t reserved_bytes = 0;
   std::int64_t peak_allocated_bytes = 0;
@@ -45,7 +48,7 @@ class SimAllocator final : public c10::Allocator {
   c10::DataPtr allocate(std::size_t nbytes) override;
   void copy_data(void* dest, const void* src, std::size_t count) const override;
 
-  MemoryStats stats(int device) const;
+  MemoryStats stats(int device) const;  // crossdev::MemoryStats (device/memory_stats.h)
   void reset_peak_stats(int device);
   void empty_cache();  // all devices
   // Beyond this many reserved bytes an allocation raises c10::OutOfMemoryError with the active
@@ -69,7 +72,7 @@ class SimAllocator final : public c10::Allocator {
   void check_device(int device) const;
 
   mutable std::mutex mutex_;
-  std::array<MemoryStats, kMaxSimDevices> stats_{};
+  std::array<DeviceCounters, kMaxSimDevices> stats_{};
   std::array<std::multimap<std::size_t, void*>, kMaxSimDevices> cache_{};  // rounded size -> block memory
   std::unordered_map<const void*, int> live_;                              // block memory -> device
 };

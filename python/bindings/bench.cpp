@@ -17,8 +17,8 @@ namespace crossdev::python {
 namespace {
 
 at::ScalarType dtype_arg(const std::string& name) {
-  const auto dtype = bench::dtype_from_name(name);
-  if (!dtype) throw py::value_error("dtype '" + name + "': expected one of " + bench::dtype_names());
+  const auto dtype = matrix_float_dtype_from_name(name);
+  if (!dtype) throw py::value_error("dtype '" + name + "': expected one of " + matrix_float_dtype_names());
   return *dtype;
 }
 

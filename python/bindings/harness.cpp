@@ -3,7 +3,7 @@
 // load_catalog(), the host is prepare_run(), each row runs through run_row() — the functions
 // `crossdev run` and its workers call — and the bundle and JUnit come from the same writers.
 //
-//   c = crossdev.harness.Catalog("matrices", simulate="cuda:2,mps")   # MatrixError: "file:line: ..."
+//   c = crossdev.harness.Catalog("matrices", simulate="cuda:2,mps")   # YamlError: "file:line: ..."
 //   c.plan()              # [{id, row_id, suite, file, line, file_index, row_index, device_kind, expected, reason, where}]
 //   c.run_row(0, 3)       # ([{id, status, execution, device, message, ...}], [oplog records])
 //   crossdev.harness.write_outputs("bundle.json", "", simulate, matrices, [case["record"], ...], oplog_records)
@@ -61,7 +61,7 @@ class Catalog {
  public:
   Catalog(const std::string& path, const std::string& simulate) {
     prepared_ = prepare(simulate);
-    files_ = load_catalog(path);  // MatrixError -> crossdev.harness.MatrixError
+    files_ = load_catalog(path);  // YamlError -> crossdev.harness.YamlError
   }
 
   py::list files() const {
@@ -169,7 +169,7 @@ std::string write_outputs(const std::string& bundle_path, const std::string& jun
 
 void bind_harness(py::module_& parent) {
   py::module_ m = parent.def_submodule("harness", "the `crossdev run` engine for the pytest plugin");
-  py::register_exception<MatrixError>(m, "MatrixError", PyExc_ValueError);
+  py::register_exception<YamlError>(m, "YamlError", PyExc_ValueError);
   py::class_<Catalog>(m, "Catalog")
       .def(py::init<const std::string&, const std::string&>(), py::arg("path"), py::arg("simulate") = "",
            "Load and validate a matrix file or folder like `crossdev run --matrix PATH --simulate S`.")

@@ -42,18 +42,6 @@ py::dict caps_dict(const Capabilities& c) {
   return d;
 }
 
-py::dict stats_dict(const MemoryStats& s) {
-  py::dict d;
-  d["allocated"] = s.allocated;
-  d["reserved"] = s.reserved;
-  d["peak"] = s.peak;
-  d["total"] = s.total;
-  d["scope"] = s.scope;
-  d["source"] = s.source;
-  d["simulated"] = s.simulated;
-  return d;
-}
-
 py::dict props_dict(const UnifiedProperties& p) {
   py::dict d;
   d["name"] = p.name;
@@ -263,7 +251,7 @@ void bind_device_manager(py::module_& mm) {
         return value_errors([&] { return caps_dict(self.get().capabilities(device_arg(d))); });
       })
       .def("memory_stats", [](PyDeviceManager& self, const std::string& d) {
-        return value_errors([&] { return stats_dict(self.get().memory_stats(device_arg(d))); });
+        return value_errors([&] { return self.get().memory_stats(device_arg(d)); });
       })
       .def("empty_cache", [](PyDeviceManager& self, const std::string& d) {
         return value_errors([&] {

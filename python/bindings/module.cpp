@@ -3,6 +3,7 @@
 #include <torch/extension.h>
 
 namespace crossdev::python {
+void bind_memory_stats(pybind11::module_& m);
 void bind_policy(pybind11::module_& m);
 void bind_parity(pybind11::module_& m);
 void bind_sim(pybind11::module_& m);
@@ -14,6 +15,7 @@ void bind_harness(pybind11::module_& m);
 
 PYBIND11_MODULE(_crossdev, m) {
   m.doc() = "crossdev: device specs, redirect policy, host simulation, conformance harness";
+  crossdev::python::bind_memory_stats(m);  // first: the manager and sim bindings return it
   crossdev::python::bind_policy(m);
   crossdev::python::bind_parity(m);
   crossdev::python::bind_sim(m);

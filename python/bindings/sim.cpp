@@ -22,20 +22,6 @@ sim::ProfileId profile_id(const std::string& name) {
   return *id;
 }
 
-py::dict stats_dict(const sim::MemoryStats& s) {
-  py::dict d;
-  d["allocated_bytes"] = s.allocated_bytes;
-  d["reserved_bytes"] = s.reserved_bytes;
-  d["peak_allocated_bytes"] = s.peak_allocated_bytes;
-  d["peak_reserved_bytes"] = s.peak_reserved_bytes;
-  d["num_allocs"] = s.num_allocs;
-  d["num_frees"] = s.num_frees;
-  d["num_cache_hits"] = s.num_cache_hits;
-  d["live_blocks"] = s.live_blocks;
-  d["limit_bytes"] = s.limit_bytes;
-  return d;
-}
-
 py::dict config_dict(const sim::SimConfig& c) {
   py::dict d;
   d["profile"] = sim::profile_name(c.profile);
@@ -145,11 +131,11 @@ void bind_sim(py::module_& m) {
   });
   s.def("_is_in_bad_fork", [] { return false; });
 
-  s.def("memory_stats", [](int device) { return stats_dict(sim::memory_stats(device)); }, py::arg("device") = 0);
-  s.def("memory_allocated", [](int device) { return sim::memory_stats(device).allocated_bytes; }, py::arg("device") = 0);
-  s.def("max_memory_allocated", [](int device) { return sim::memory_stats(device).peak_allocated_bytes; },
+  s.def("memory_stats", [](int device) { return sim::memory_stats(device); }, py::arg("device") = 0);
+  s.def("memory_allocated", [](int device) { return sim::memory_stats(device).allocated; }, py::arg("device") = 0);
+  s.def("max_memory_allocated", [](int device) { return sim::memory_stats(device).peak_allocated; },
         py::arg("device") = 0);
-  s.def("memory_reserved", [](int device) { return sim::memory_stats(device).reserved_bytes; }, py::arg("device") = 0);
+  s.def("memory_reserved", [](int device) { return sim::memory_stats(device).reserved; }, py::arg("device") = 0);
   s.def("reset_peak_memory_stats", &sim::reset_peak_memory_stats, py::arg("device") = 0);
   s.def("empty_cache", &sim::empty_cache);
   s.def("set_memory_limit", [](int device, std::int64_t bytes) { sim::SimAllocator::instance().set_memory_limit(device, bytes); },

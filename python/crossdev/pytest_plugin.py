@@ -175,7 +175,7 @@ class _State:
         self.note = prepared["note"]
         self.devices = devices
         self.picker, self.picker_spec, self.preset = picker, picker_spec, preset
-        self.catalogs = {}   # path -> Catalog or the MatrixError it raised
+        self.catalogs = {}   # path -> Catalog or the YamlError it raised
         self.rows = {}       # (catalog path, file index, row index) -> {case id: case}
         self.oplog_sent = set()
         self.records = []    # (order, case record, oplog records), for the bundle
@@ -186,7 +186,7 @@ class _State:
             try:
                 catalog = crossdev.harness.Catalog(path, self.simulate)
                 planned = catalog.plan()
-            except ValueError as e:  # crossdev.harness.MatrixError is a ValueError: "file:line: ..."
+            except ValueError as e:  # crossdev.harness.YamlError is a ValueError: "file:line: ..."
                 self.catalogs[path] = e
             else:
                 self.catalogs[path] = (catalog, planned)

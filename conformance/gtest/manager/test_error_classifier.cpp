@@ -65,8 +65,8 @@ TEST(ErrorClassifier, ExceptionTypeAndRegexPatterns) {
 void expect_load_error(const std::string& yaml, const std::string& needle, const std::string& where) {
   try {
     (void)ErrorClassifier::from_yaml(yaml, "bad.yaml");
-    FAIL() << "expected a PatternFileError containing '" << needle << "'";
-  } catch (const PatternFileError& e) {
+    FAIL() << "expected a YamlError containing '" << needle << "'";
+  } catch (const YamlError& e) {
     EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     EXPECT_EQ(std::string(e.what()).rfind(where, 0), 0u) << e.what();
   }
@@ -87,6 +87,9 @@ TEST(ErrorClassifier, LoadErrorsNameFileAndLine) {
                                                        std::string("  - {name: model_loading, recovery: [fallback_cpu], source: s}\n").size());
   expect_load_error(without, "category 'model_loading' is not defined", "bad.yaml:1:");
   expect_load_error("categories: [", "YAML syntax error", "bad.yaml:");
+  // yaml-cpp keeps both pairs of a repeated key; crossdev_yaml refuses the file.
+  expect_load_error(std::string(text).replace(text.find("contains: \"CUDA error: \""), 8, "source: t, contains"),
+                    "duplicate key 'source'", "bad.yaml:19:");
 }
 
 TEST(ErrorClassifier, EveryCategoryNeedsAPattern) {

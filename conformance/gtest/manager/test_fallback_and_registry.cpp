@@ -57,11 +57,13 @@ class CountingCpuBackend final : public DeviceBackend {
 };
 
 TEST(BackendRegistry, ARegisteredBackendAnswersForItsKind) {
-  auto previous = register_backend(std::make_unique<CountingCpuBackend>());
+  CountingCpuBackend counting;  // not owned by the registry: put the built-in one back before it dies
   struct Restore {
-    std::unique_ptr<DeviceBackend>& p;
-    ~Restore() { register_backend(std::move(p)); }
-  } restore{previous};
+    DeviceBackend* previous;
+    ~Restore() { register_backend(*previous); }
+  } restore{register_backend(counting)};
+  ASSERT_NE(restore.previous, nullptr);
+  EXPECT_EQ(&backend_for(DeviceKind::CPU), &counting);
   DeviceManager m{HostProfile()};
   const DeviceSpec cpu = DeviceSpec::of(DeviceKind::CPU);
   EXPECT_EQ(m.memory_stats(cpu).allocated, 42);
@@ -70,6 +72,16 @@ TEST(BackendRegistry, ARegisteredBackendAnswersForItsKind) {
   const Capabilities caps = m.capabilities(cpu);
   EXPECT_FALSE(caps.supports(c10::ScalarType::Half));
   EXPECT_EQ(caps.low_precision, c10::ScalarType::Float);
+}
+
+// Every kind of the device-kind table has a backend that answers for that kind, registered when
+// the library loaded; the registry hands out the same object every time.
+TEST(BackendRegistry, EveryDeviceKindHasItsOwnBackend) {
+  for (DeviceKind kind : kAllDeviceKinds) {
+    DeviceBackend& backend = backend_for(kind);
+    EXPECT_EQ(backend.kind(), kind) << kind_name(kind);
+    EXPECT_EQ(&backend_for(kind), &backend) << kind_name(kind);
+  }
 }
 
 TEST(BackendRegistry, SimulatedDevicesNeverReachTheBackend) {

@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,7 +29,6 @@ inline std::string close_mismatch(const at::Tensor& actual, const at::Tensor& ex
 
 inline std::vector<at::ScalarType> all_dtypes() { return {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}; }
 
-inline std::string dtype_name(at::ScalarType dtype) { return crossdev::dtype_name(dtype); }
 
 // One (op, shape set); tests loop over the dtypes inside (SCOPED_TRACE names the dtype), which
 // keeps the CTest process count, and so LibTorch start-ups, down.
@@ -52,6 +52,20 @@ inline std::vector<OpCase> all_cases(bool include_large) {
 
 inline std::string case_name(const ::testing::TestParamInfo<OpCase>& info) {
   return info.param.op + "_" + info.param.shape_set;
+}
+
+// Forward of `impl` with grad-requiring copies of the op's differentiable inputs; returns
+// (output, leaves by input name).
+inline std::pair<at::Tensor, std::map<std::string, at::Tensor>> forward_with_leaves(const OpSpec& op, Impl impl,
+                                                                                    const OpCall& call) {
+  OpCall leaf_call = call;
+  std::map<std::string, at::Tensor> leaves;
+  for (const std::string& name : op.grad_inputs()) {
+    if (!call.has_tensor(name)) continue;
+    leaves[name] = call.tensor(name).detach().clone().requires_grad_(true);
+    leaf_call.tensors[name] = leaves[name];
+  }
+  return {op.run(impl, leaf_call), leaves};
 }
 
 }  // namespace crossdev::ops::testing

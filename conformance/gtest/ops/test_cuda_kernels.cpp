@@ -25,19 +25,6 @@ at::Tensor portable_weight(const at::Tensor& like) {
       .to(like.scalar_type());
 }
 
-// Forward of `impl` with grad-requiring copies of the differentiable inputs.
-std::pair<at::Tensor, std::map<std::string, at::Tensor>> forward_with_leaves(const OpSpec& op, Impl impl,
-                                                                             const OpCall& call) {
-  OpCall leaf_call = call;
-  std::map<std::string, at::Tensor> leaves;
-  for (const std::string& name : op.grad_inputs()) {
-    if (!call.has_tensor(name)) continue;
-    leaves[name] = call.tensor(name).detach().clone().requires_grad_(true);
-    leaf_call.tensors[name] = leaves[name];
-  }
-  return {op.run(impl, leaf_call), leaves};
-}
-
 class CudaKernels : public ::testing::TestWithParam<OpCase> {};
 
 TEST_P(CudaKernels, ForwardDispatchesFusedAndMatchesCpuFallback) {
@@ -140,7 +127,7 @@ TEST(CudaKernelsDropout, SameKeptElementsAsCpuFused) {
       for (double p : {0.1, 0.5, 0.9, 1.0}) {
         for (bool with_bias : {false, true}) {
           for (std::uint64_t seed : {0ULL, 7ULL, 123456789ULL}) {
-            SCOPED_TRACE(dtype_name(dtype) + " " + c10::str(at::IntArrayRef(shape)) + " p=" + std::to_string(p) +
+            SCOPED_TRACE(std::string(dtype_name(dtype)) + " " + c10::str(at::IntArrayRef(shape)) + " p=" + std::to_string(p) +
                          (with_bias ? " bias" : "") + " seed=" + std::to_string(seed));
             auto make = [&](c10::Device device) {
               OpCall call;

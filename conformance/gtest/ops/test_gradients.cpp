@@ -15,19 +15,6 @@ at::Tensor portable_like(const at::Tensor& t, const std::string& purpose) {
       .to(t.device());
 }
 
-// Forward of `impl` with grad-requiring copies of the grad inputs; returns (output, leaves).
-std::pair<at::Tensor, std::map<std::string, at::Tensor>> forward_with_leaves(const OpSpec& op, Impl impl,
-                                                                             const OpCall& call) {
-  OpCall leaf_call = call;
-  std::map<std::string, at::Tensor> leaves;
-  for (const std::string& name : op.grad_inputs()) {
-    if (!call.has_tensor(name)) continue;
-    leaves[name] = call.tensor(name).detach().clone().requires_grad_(true);
-    leaf_call.tensors[name] = leaves[name];
-  }
-  return {op.run(impl, leaf_call), leaves};
-}
-
 std::vector<std::string> gradcheck_sets() { return {"basic", "size1", "odd_tail", "strided", "broadcast"}; }
 
 class FallbackGradcheck : public ::testing::TestWithParam<std::string> {};

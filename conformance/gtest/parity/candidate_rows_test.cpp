@@ -117,7 +117,7 @@ TEST_F(CandidateRows, SchemasThatDoNotFitFailValidationWithFileLine) {
     try {
       conformance::load_catalog(kFixtures + name);
       ADD_FAILURE() << name << " loaded; expected line " << line << ": " << text;
-    } catch (const conformance::MatrixError& e) {
+    } catch (const YamlError& e) {
       EXPECT_EQ(e.where().line, line) << e.what();
       EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
     }

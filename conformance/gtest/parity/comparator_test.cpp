@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "parity/comparator.h"
-#include "parity/dtype_names.h"
+#include "util/dtype_names.h"
 #include "parity/tolerance.h"
 #include "parity/ulp.h"
 
@@ -39,12 +39,13 @@ TEST(DefaultTolerance, PairTakesTheLoosest) {
 
 TEST(DtypeNames, RoundTripAndRejectUnknown) {
   for (const char* name : {"float16", "bfloat16", "float32", "float64"}) {
-    const auto dtype = dtype_from_name(name);
+    const auto dtype = matrix_float_dtype_from_name(name);
     ASSERT_TRUE(dtype.has_value()) << name;
     EXPECT_STREQ(dtype_name(*dtype), name);
   }
-  EXPECT_FALSE(dtype_from_name("float").has_value());
-  EXPECT_FALSE(dtype_from_name("fp16").has_value());
+  EXPECT_FALSE(matrix_float_dtype_from_name("float").has_value());
+  EXPECT_FALSE(matrix_float_dtype_from_name("fp16").has_value());
+  EXPECT_FALSE(matrix_float_dtype_from_name("int64").has_value());  // a dtype, but not a matrix float
 }
 
 TEST(Compare, BoundaryOfTheClosenessInequality) {

@@ -243,7 +243,7 @@ TEST_P(OpsSuiteRejects, WithFileLineAndExpectation) {
   try {
     conformance::load_catalog(path);
     FAIL() << "accepted:\n" << GetParam().row;
-  } catch (const conformance::MatrixError& e) {
+  } catch (const YamlError& e) {
     EXPECT_EQ(e.where().file, path);
     EXPECT_EQ(e.where().line, GetParam().line) << e.what();
     EXPECT_NE(std::string(e.what()).find(GetParam().fragment), std::string::npos) << e.what();
@@ -259,7 +259,7 @@ TEST(OpsSuite, ExpectationFileErrorsSurfaceAtLoadWithFileLine) {
   try {
     conformance::load_catalog(m.matrix(kSmallRow));
     FAIL() << "accepted a bad expectations file";
-  } catch (const conformance::MatrixError& e) {
+  } catch (const YamlError& e) {
     EXPECT_EQ(e.where().file, expectations);
     EXPECT_EQ(e.where().line, 2);
     EXPECT_NE(std::string(e.what()).find("expected xfail or skip"), std::string::npos) << e.what();

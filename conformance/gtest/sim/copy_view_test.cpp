@@ -67,7 +67,7 @@ TEST_F(SimCopyViewTest, ResizeReallocatesThroughTheSimAllocatorAndKeepsData) {
   const MemoryStats before = memory_stats(0);
   t.resize_({4, 4});
   EXPECT_EQ(t.sizes(), (std::vector<int64_t>{4, 4}));
-  EXPECT_EQ(memory_stats(0).allocated_bytes - before.allocated_bytes, 64 - 8);
+  EXPECT_EQ(memory_stats(0).allocated - before.allocated, 64 - 8);
   const at::Tensor host = t.to(at::kCPU).flatten();
   EXPECT_EQ(host[0].item<float>(), 1.0f);
   EXPECT_EQ(host[1].item<float>(), 2.0f);

@@ -12,25 +12,25 @@ TEST_F(SimMemoryTest, AllocatedCountsRequestedBytesAndReservedWholeBlocks) {
   {
     at::Tensor t = at::empty({3, 5}, on_sim().dtype(at::kFloat));  // 60 bytes -> one 512-byte block
     const MemoryStats during = memory_stats(0);
-    EXPECT_EQ(during.allocated_bytes - before.allocated_bytes, 60);
-    EXPECT_EQ(during.reserved_bytes - before.reserved_bytes, 512);
+    EXPECT_EQ(during.allocated - before.allocated, 60);
+    EXPECT_EQ(during.reserved - before.reserved, 512);
     EXPECT_EQ(during.num_allocs - before.num_allocs, 1);
     EXPECT_EQ(during.live_blocks - before.live_blocks, 1);
   }
   const MemoryStats after = memory_stats(0);
-  EXPECT_EQ(after.allocated_bytes, before.allocated_bytes);
-  EXPECT_EQ(after.reserved_bytes - before.reserved_bytes, 512) << "a freed block stays cached";
+  EXPECT_EQ(after.allocated, before.allocated);
+  EXPECT_EQ(after.reserved - before.reserved, 512) << "a freed block stays cached";
   EXPECT_EQ(after.num_frees - before.num_frees, 1);
   empty_cache();
-  EXPECT_EQ(memory_stats(0).reserved_bytes, before.reserved_bytes);
+  EXPECT_EQ(memory_stats(0).reserved, before.reserved);
 }
 
 TEST_F(SimMemoryTest, LargeAllocationRoundsUpToBlockMultiple) {
   const MemoryStats before = memory_stats(0);
   at::Tensor t = at::empty({1000}, on_sim().dtype(at::kDouble));  // 8000 bytes -> 16 blocks (8192)
   const MemoryStats during = memory_stats(0);
-  EXPECT_EQ(during.allocated_bytes - before.allocated_bytes, 8000);
-  EXPECT_EQ(during.reserved_bytes - before.reserved_bytes, 8192);
+  EXPECT_EQ(during.allocated - before.allocated, 8000);
+  EXPECT_EQ(during.reserved - before.reserved, 8192);
 }
 
 TEST_F(SimMemoryTest, FreedBlockIsReusedForTheSameRoundedSize) {
@@ -39,28 +39,28 @@ TEST_F(SimMemoryTest, FreedBlockIsReusedForTheSameRoundedSize) {
   at::Tensor b = at::empty({50}, on_sim().dtype(at::kFloat));  // 200 bytes, same 512-byte block
   const MemoryStats after = memory_stats(0);
   EXPECT_EQ(after.num_cache_hits - before.num_cache_hits, 1);
-  EXPECT_EQ(after.reserved_bytes, before.reserved_bytes);
-  EXPECT_EQ(after.allocated_bytes - before.allocated_bytes, 200);
+  EXPECT_EQ(after.reserved, before.reserved);
+  EXPECT_EQ(after.allocated - before.allocated, 200);
 }
 
 TEST_F(SimMemoryTest, PeakTracksHighWaterMarkUntilReset) {
   reset_peak_memory_stats(0);
-  const std::int64_t base = memory_stats(0).allocated_bytes;
+  const std::int64_t base = memory_stats(0).allocated;
   { at::Tensor big = at::empty({1000}, on_sim().dtype(at::kFloat)); }  // 4000 bytes, then freed
   at::Tensor small = at::empty({10}, on_sim().dtype(at::kFloat));      // 40 bytes
   MemoryStats s = memory_stats(0);
-  EXPECT_EQ(s.peak_allocated_bytes, base + 4000);
-  EXPECT_EQ(s.allocated_bytes, base + 40);
+  EXPECT_EQ(s.peak_allocated, base + 4000);
+  EXPECT_EQ(s.allocated, base + 40);
   reset_peak_memory_stats(0);
   s = memory_stats(0);
-  EXPECT_EQ(s.peak_allocated_bytes, s.allocated_bytes);
-  EXPECT_EQ(s.peak_reserved_bytes, s.reserved_bytes);
+  EXPECT_EQ(s.peak_allocated, s.allocated);
+  EXPECT_EQ(s.peak_reserved, s.reserved);
 }
 
 TEST_F(SimMemoryTest, EmptyTensorAllocatesNothing) {
   const MemoryStats before = memory_stats(0);
   at::Tensor t = at::empty({0, 4}, on_sim());
-  EXPECT_EQ(memory_stats(0).allocated_bytes, before.allocated_bytes);
+  EXPECT_EQ(memory_stats(0).allocated, before.allocated);
   EXPECT_EQ(memory_stats(0).num_allocs, before.num_allocs);
 }
 
@@ -69,13 +69,13 @@ TEST_F(SimMemoryTest, StatsArePerDevice) {
   const MemoryStats d0 = memory_stats(0);
   const MemoryStats d1 = memory_stats(1);
   at::Tensor t = at::empty({16}, on_sim(1).dtype(at::kFloat));
-  EXPECT_EQ(memory_stats(1).allocated_bytes - d1.allocated_bytes, 64);
-  EXPECT_EQ(memory_stats(0).allocated_bytes, d0.allocated_bytes);
+  EXPECT_EQ(memory_stats(1).allocated - d1.allocated, 64);
+  EXPECT_EQ(memory_stats(0).allocated, d0.allocated);
 }
 
 TEST_F(SimMemoryTest, ExceedingTheLimitRaisesTheProfilesOutOfMemoryError) {
   use(ProfileId::CudaLike);
-  const std::int64_t reserved = memory_stats(0).reserved_bytes;
+  const std::int64_t reserved = memory_stats(0).reserved;
   SimAllocator::instance().set_memory_limit(0, reserved + 1024);
   at::Tensor fits = at::empty({256}, on_sim().dtype(at::kFloat));  // 1024 bytes
   try {

@@ -26,7 +26,8 @@ MemoryStats AcceleratorBackend::memory_stats(int index) const {
   MemoryStats m;
   m.allocated = stats.allocated_bytes[kAggregate].current;
   m.reserved = stats.reserved_bytes[kAggregate].current;
-  m.peak = stats.allocated_bytes[kAggregate].peak;
+  m.peak_allocated = stats.allocated_bytes[kAggregate].peak;
+  m.peak_reserved = stats.reserved_bytes[kAggregate].peak;
   try {
     m.total = static_cast<long long>(allocator->getMemoryInfo(static_cast<c10::DeviceIndex>(index)).second);
   } catch (const c10::Error&) {

@@ -2,7 +2,7 @@
 // each field means); empty_cache trims the malloc heap, the only CPU-side cache there is.
 #include <thread>
 
-#include "manager/backends/backends.h"
+#include "manager/backend_registry.h"
 #include "manager/host_memory.h"
 
 namespace crossdev::manager {
@@ -23,7 +23,7 @@ class CpuBackend final : public DeviceBackend {
     MemoryStats m;
     m.allocated = s.malloc_in_use;
     m.reserved = s.malloc_held;
-    m.peak = s.peak_rss;
+    m.peak_allocated = s.peak_rss;
     m.total = s.total;
     m.scope = "process";
     m.source = "glibc mallinfo2 (allocated, reserved), /proc/self/status VmHWM (peak RSS), /proc/meminfo MemTotal";
@@ -46,8 +46,8 @@ class CpuBackend final : public DeviceBackend {
   }
 };
 
-}  // namespace
+CROSSDEV_REGISTER_BACKEND(new CpuBackend());
 
-std::unique_ptr<DeviceBackend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+}  // namespace
 
 }  // namespace crossdev::manager

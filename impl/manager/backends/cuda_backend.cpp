@@ -2,7 +2,7 @@
 // name / compute capability / multiprocessor count from cudaDeviceProp when this build's
 // LibTorch has CUDA. bf16 is preferred from compute capability 8.0 (Ampere), fp16 below.
 #include "manager/backends/accelerator_backend.h"
-#include "manager/backends/backends.h"
+#include "manager/backend_registry.h"
 
 #ifdef CROSSDEV_HAVE_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -38,8 +38,8 @@ class CudaBackend final : public AcceleratorBackend {
   }
 };
 
-}  // namespace
+CROSSDEV_REGISTER_BACKEND(new CudaBackend());
 
-std::unique_ptr<DeviceBackend> make_cuda_backend() { return std::make_unique<CudaBackend>(); }
+}  // namespace
 
 }  // namespace crossdev::manager

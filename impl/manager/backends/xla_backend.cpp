@@ -3,7 +3,7 @@
 // no_grad inference context via context_policy) still describe simulated XLA devices.
 #include <stdexcept>
 
-#include "manager/backends/backends.h"
+#include "manager/backend_registry.h"
 
 namespace crossdev::manager {
 namespace {
@@ -26,8 +26,8 @@ class XlaBackend final : public DeviceBackend {
   UnifiedProperties properties(int) const override { no_real_xla("properties"); }
 };
 
-}  // namespace
+CROSSDEV_REGISTER_BACKEND(new XlaBackend());
 
-std::unique_ptr<DeviceBackend> make_xla_backend() { return std::make_unique<XlaBackend>(); }
+}  // namespace
 
 }  // namespace crossdev::manager

@@ -1,13 +1,18 @@
 // XPU (Intel GPUs): allocator statistics like CUDA's; bfloat16 preferred.
 #include "manager/backends/accelerator_backend.h"
-#include "manager/backends/backends.h"
+#include "manager/backend_registry.h"
 
 namespace crossdev::manager {
+namespace {
 
-std::unique_ptr<DeviceBackend> make_xpu_backend() {
+DeviceBackend* make_backend() {
   BackendTraits traits{{}, c10::ScalarType::BFloat16, "torch.autocast('xpu') defaults to bfloat16",
                        "torch.autocast docs: XPU autocast dtype"};
-  return std::make_unique<AcceleratorBackend>(DeviceKind::XPU, std::move(traits));
+  return new AcceleratorBackend(DeviceKind::XPU, std::move(traits));
 }
+
+CROSSDEV_REGISTER_BACKEND(make_backend());
+
+}  // namespace
 
 }  // namespace crossdev::manager

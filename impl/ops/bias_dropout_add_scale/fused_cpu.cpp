@@ -30,6 +30,16 @@ struct Plan {
   std::uint64_t key = 0;
 };
 
+// The dropout parameters of a call, which the forward and the backward plans both carry.
+template <typename AnyPlan>
+void set_dropout(AnyPlan& plan, const OpCall& call) {
+  plan.dropout = dropout_active(call);
+  plan.p = call.scalar("p", 0.0);
+  plan.survivor = portable_random::dropout_survivor_scale(plan.p);
+  plan.scalar_scale = call.scalar("scale_value", 1.0);
+  plan.key = portable_random::dropout_key(call.seed);
+}
+
 template <typename scalar_t>
 void run(at::TensorIteratorBase& iter, const Plan& plan, const char* out_base) {
   using IO = cpu::VecIO<scalar_t>;
@@ -109,11 +119,7 @@ at::Tensor forward(const OpCall& call) {
   add("residual", plan.residual);
   auto iter = config.build();
 
-  plan.dropout = dropout_active(call);
-  plan.p = call.scalar("p", 0.0);
-  plan.survivor = portable_random::dropout_survivor_scale(plan.p);
-  plan.scalar_scale = call.scalar("scale_value", 1.0);
-  plan.key = portable_random::dropout_key(call.seed);
+  set_dropout(plan, call);
 
   const char* base = static_cast<const char*>(out.const_data_ptr());
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "bias_dropout_add_scale_fused_cpu",
@@ -232,11 +238,7 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
     plan.scale = next++;
   }
   auto iter = config.build();
-  plan.dropout = dropout_active(call);
-  plan.p = call.scalar("p", 0.0);
-  plan.survivor = portable_random::dropout_survivor_scale(plan.p);
-  plan.scalar_scale = call.scalar("scale_value", 1.0);
-  plan.key = portable_random::dropout_key(call.seed);
+  set_dropout(plan, call);
 
   const char* base = static_cast<const char*>(gv.const_data_ptr());
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "bias_dropout_add_scale_backward_cpu",

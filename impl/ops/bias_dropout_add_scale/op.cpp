@@ -84,6 +84,17 @@ void full(InputMaker& in, std::vector<std::int64_t> sizes) {
   in.training(true);
 }
 
+// The benchmark's inputs: x/residual[B, T, 1024], bias/scale[1024], p=0.1, training.
+void bench_inputs(InputMaker& in, std::int64_t n) {
+  const std::int64_t rows = n / kBenchRowWidth, b = bench_batch_for(rows);
+  in.uniform("x", {b, rows / b, kBenchRowWidth});
+  in.uniform("bias", {kBenchRowWidth});
+  in.uniform("scale", {kBenchRowWidth}, 0.5, 1.5);
+  in.uniform("residual", {b, rows / b, kBenchRowWidth});
+  in.scalar("p", 0.1);
+  in.training(true);
+}
+
 }  // namespace
 
 OpDefinition bias_dropout_add_scale_definition() {
@@ -138,6 +149,7 @@ OpDefinition bias_dropout_add_scale_definition() {
   def.fused_backward_cuda = bias_dropout_add_scale::fused_backward_cuda;
 #endif
   def.script = {kScript, "bias_dropout_add_scale", script_arguments};
+  def.bench = {kBenchRowWidth, "x/residual[B, T, 1024], bias/scale[1024], p=0.1, training", bench_inputs};
   return def;
 }
 

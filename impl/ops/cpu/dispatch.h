@@ -4,7 +4,9 @@
 // initialization (CROSSDEV_REGISTER_CPU_KERNELS), and a call runs the entry of the highest
 // capability not above cpu_capability() (capability.h).
 //
-//   kernels.h     struct CpuKernelsTag;  using CpuKernels = cpu::CpuDispatch<CpuKernelsTag>;
+//   kernels.h     CROSSDEV_DECLARE_OP_KERNELS(<op>) in namespace crossdev::ops::<op>: fallback,
+//                 CpuKernels = cpu::CpuDispatch<CpuKernelsTag>, fused_cpu / fused_backward_cpu,
+//                 and the CUDA kernels' declarations when they are built
 //   fused_cpu.cpp namespace <op>::CPU_CAPABILITY { at::Tensor forward(...); ... }
 //                 CROSSDEV_REGISTER_CPU_KERNELS(<op>, forward, backward)
 //   op.cpp        def.fused_cpu = <op>::CpuKernels::forward;  (a plain KernelFn)
@@ -66,3 +68,28 @@ struct CpuDispatch {
       backward_fn);                                                                                 \
   }                                                                                                 \
   }
+
+#ifdef CROSSDEV_OPS_WITH_CUDA
+#define CROSSDEV_DECLARE_OP_CUDA_KERNELS_                \
+  at::Tensor fused_cuda(const ::crossdev::ops::OpCall& call); \
+  std::vector<at::Tensor> fused_backward_cuda(const ::crossdev::ops::OpCall& call, const at::Tensor& grad_out);
+#else
+#define CROSSDEV_DECLARE_OP_CUDA_KERNELS_
+#endif
+
+// An op's kernels, declared once in its kernels.h inside namespace crossdev::ops::<op> (like ATen's
+// DECLARE_DISPATCH): the fallback composition (fallback.cpp); the fused CPU kernels, one copy per
+// instruction set (fused_cpu.cpp, CROSSDEV_REGISTER_CPU_KERNELS), chosen at run time; and the fused
+// CUDA kernels (<op>.cu) when they are built.
+#define CROSSDEV_DECLARE_OP_KERNELS(op)                                                            \
+  at::Tensor fallback(const ::crossdev::ops::OpCall& call);                                         \
+  struct CpuKernelsTag {                                                                           \
+    static constexpr const char* kName = #op;                                                      \
+  };                                                                                               \
+  using CpuKernels = ::crossdev::ops::cpu::CpuDispatch<CpuKernelsTag>;                              \
+  inline at::Tensor fused_cpu(const ::crossdev::ops::OpCall& call) { return CpuKernels::forward(call); } \
+  inline std::vector<at::Tensor> fused_backward_cpu(const ::crossdev::ops::OpCall& call,             \
+                                                    const at::Tensor& grad_out) {                  \
+    return CpuKernels::backward(call, grad_out);                                                   \
+  }                                                                                                \
+  CROSSDEV_DECLARE_OP_CUDA_KERNELS_

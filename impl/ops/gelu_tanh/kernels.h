@@ -6,18 +6,5 @@
 namespace crossdev::ops::gelu_tanh {
 constexpr double kBeta = 0.7978845608028654;  // sqrt(2 / pi)
 constexpr double kKappa = 0.044715;
-at::Tensor fallback(const OpCall& call);
-// The fused CPU kernels (fused_cpu.cpp, one copy per instruction set), chosen at run time.
-struct CpuKernelsTag {
-  static constexpr const char* kName = "gelu_tanh";
-};
-using CpuKernels = cpu::CpuDispatch<CpuKernelsTag>;
-inline at::Tensor fused_cpu(const OpCall& call) { return CpuKernels::forward(call); }
-inline std::vector<at::Tensor> fused_backward_cpu(const OpCall& call, const at::Tensor& grad_out) {
-  return CpuKernels::backward(call, grad_out);
-}
-#ifdef CROSSDEV_OPS_WITH_CUDA
-at::Tensor fused_cuda(const OpCall& call);
-std::vector<at::Tensor> fused_backward_cuda(const OpCall& call, const at::Tensor& grad_out);
-#endif
+CROSSDEV_DECLARE_OP_KERNELS(gelu_tanh)
 }  // namespace crossdev::ops::gelu_tanh

@@ -13,6 +13,9 @@ def gelu_tanh(x: Tensor) -> Tensor:
 // Wide enough to cover the curved part of the function and both saturated ends.
 void values(InputMaker& in, std::vector<std::int64_t> sizes) { in.uniform("x", std::move(sizes), -4.0, 4.0); }
 
+// The benchmark's inputs: x[N/1024, 1024].
+void bench_inputs(InputMaker& in, std::int64_t n) { in.uniform("x", {n / kBenchRowWidth, kBenchRowWidth}, -4.0, 4.0); }
+
 }  // namespace
 
 OpDefinition gelu_tanh_definition() {
@@ -37,6 +40,7 @@ OpDefinition gelu_tanh_definition() {
   def.fused_backward_cuda = gelu_tanh::fused_backward_cuda;
 #endif
   def.script = {kScript, "gelu_tanh", [](const OpCall& call) -> std::vector<c10::IValue> { return {call.tensor("x")}; }};
+  def.bench = {kBenchRowWidth, "x[N/1024, 1024]", bench_inputs};
   return def;
 }
 

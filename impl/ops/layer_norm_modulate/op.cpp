@@ -35,6 +35,15 @@ void adaln(InputMaker& in, std::int64_t b, std::int64_t t, std::int64_t d, std::
   in.scalar("eps", 1e-5);
 }
 
+// The benchmark's inputs: x[B, T, 1024], shift/scale[B, 1024], eps=1e-5.
+void bench_inputs(InputMaker& in, std::int64_t n) {
+  const std::int64_t rows = n / kBenchRowWidth, b = bench_batch_for(rows);
+  in.uniform("x", {b, rows / b, kBenchRowWidth}, -2.0, 2.0);
+  in.uniform("shift", {b, kBenchRowWidth});
+  in.uniform("scale", {b, kBenchRowWidth}, -0.5, 0.5);
+  in.scalar("eps", 1e-5);
+}
+
 }  // namespace
 
 OpDefinition layer_norm_modulate_definition() {
@@ -69,6 +78,7 @@ OpDefinition layer_norm_modulate_definition() {
   def.script = {kScript, "layer_norm_modulate", [](const OpCall& call) -> std::vector<c10::IValue> {
                   return {call.tensor("x"), call.tensor("shift"), call.tensor("scale"), call.scalar("eps", 1e-6)};
                 }};
+  def.bench = {kBenchRowWidth, "x[B, T, 1024], shift/scale[B, 1024], eps=1e-5", bench_inputs};
   return def;
 }
 

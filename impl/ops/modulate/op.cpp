@@ -35,6 +35,14 @@ def modulate(x: Tensor, shift: Tensor, scale: Tensor) -> Tensor:
     return x * (1 + scale.unsqueeze(1)) + shift.unsqueeze(1)
 )";
 
+// The benchmark's inputs: x[B, T, 1024], shift/scale[B, 1024].
+void bench_inputs(InputMaker& in, std::int64_t n) {
+  const std::int64_t rows = n / kBenchRowWidth, b = bench_batch_for(rows);
+  in.uniform("x", {b, rows / b, kBenchRowWidth});
+  in.uniform("shift", {b, kBenchRowWidth});
+  in.uniform("scale", {b, kBenchRowWidth}, -0.5, 0.5);
+}
+
 }  // namespace
 
 OpDefinition modulate_definition() {
@@ -67,6 +75,7 @@ OpDefinition modulate_definition() {
   def.script = {kScript, "modulate", [](const OpCall& call) -> std::vector<c10::IValue> {
                   return {call.tensor("x"), call.tensor("shift"), call.tensor("scale")};
                 }};
+  def.bench = {kBenchRowWidth, "x[B, T, 1024], shift/scale[B, 1024]", bench_inputs};
   return def;
 }
 

@@ -33,6 +33,15 @@ void rows_of(InputMaker& in, std::vector<std::int64_t> sizes) {
   in.scalar("eps", 1e-5);
 }
 
+// The benchmark's inputs: x[B, T, 1024], weight[1024], eps=1e-5.
+void bench_inputs(InputMaker& in, std::int64_t n) {
+  const std::int64_t rows = n / kBenchRowWidth, b = bench_batch_for(rows);
+  in.uniform("x", {b, rows / b, kBenchRowWidth});
+  in.scale_rows_by_powers_of_two("x", 10);
+  in.uniform("weight", {kBenchRowWidth}, 0.5, 1.5);
+  in.scalar("eps", 1e-5);
+}
+
 }  // namespace
 
 OpDefinition rms_norm_definition() {
@@ -71,6 +80,7 @@ OpDefinition rms_norm_definition() {
   def.script = {kScript, "rms_norm", [](const OpCall& call) -> std::vector<c10::IValue> {
                   return {call.tensor("x"), call.tensor("weight"), call.scalar("eps", 1e-6)};
                 }};
+  def.bench = {kBenchRowWidth, "x[B, T, 1024], weight[1024], eps=1e-5", bench_inputs};
   return def;
 }
 

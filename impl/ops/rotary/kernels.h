@@ -6,19 +6,6 @@
 #include "ops/op_definition.h"
 
 namespace crossdev::ops::rotary {
-at::Tensor fallback(const OpCall& call);
-// The fused CPU kernels (fused_cpu.cpp, one copy per instruction set), chosen at run time.
-struct CpuKernelsTag {
-  static constexpr const char* kName = "rotary";
-};
-using CpuKernels = cpu::CpuDispatch<CpuKernelsTag>;
-inline at::Tensor fused_cpu(const OpCall& call) { return CpuKernels::forward(call); }
-// grad_x = grad * cos + rotate_half^T(grad * sin); cos/sin are tables, not differentiated.
-inline std::vector<at::Tensor> fused_backward_cpu(const OpCall& call, const at::Tensor& grad_out) {
-  return CpuKernels::backward(call, grad_out);
-}
-#ifdef CROSSDEV_OPS_WITH_CUDA
-at::Tensor fused_cuda(const OpCall& call);
-std::vector<at::Tensor> fused_backward_cuda(const OpCall& call, const at::Tensor& grad_out);
-#endif
+// Backward: grad_x = grad * cos + rotate_half^T(grad * sin); cos/sin are tables, not differentiated.
+CROSSDEV_DECLARE_OP_KERNELS(rotary)
 }  // namespace crossdev::ops::rotary

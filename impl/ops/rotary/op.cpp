@@ -39,6 +39,14 @@ void rope(InputMaker& in, std::int64_t b, std::int64_t t, std::int64_t h, std::i
   in.uniform("sin", {table_rows, dh});
 }
 
+// The benchmark's inputs: x[B, T, H=8, Dh=128], tables [T, Dh].
+void bench_inputs(InputMaker& in, std::int64_t n) {
+  const std::int64_t rows = n / kBenchRowWidth, b = bench_batch_for(rows), t = rows / b;
+  in.uniform("x", {b, t, 8, 128});
+  in.uniform("cos", {t, 128});
+  in.uniform("sin", {t, 128});
+}
+
 }  // namespace
 
 OpDefinition rotary_definition() {
@@ -70,6 +78,7 @@ OpDefinition rotary_definition() {
   def.script = {kScript, "rotary", [](const OpCall& call) -> std::vector<c10::IValue> {
                   return {call.tensor("x"), call.tensor("cos"), call.tensor("sin")};
                 }};
+  def.bench = {kBenchRowWidth, "x[B, T, 8, 128], cos/sin[T, 128]", bench_inputs};
   return def;
 }
 

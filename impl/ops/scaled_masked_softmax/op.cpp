@@ -36,6 +36,14 @@ void attention(InputMaker& in, std::int64_t b, std::int64_t h, std::int64_t q, s
   in.scalar("scale", 0.35);
 }
 
+// The benchmark's inputs: scores[B, H=8, Q=128, K=256], mask[B, 1, Q, K] with 30% masked.
+void bench_inputs(InputMaker& in, std::int64_t n) {
+  const std::int64_t b = n / (8 * 128 * 256);
+  in.uniform("scores", {b, 8, 128, 256}, -4.0, 4.0);
+  in.mask("mask", {b, 1, 128, 256}, 0.3);
+  in.scalar("scale", 0.35);
+}
+
 }  // namespace
 
 OpDefinition scaled_masked_softmax_definition() {
@@ -82,6 +90,7 @@ OpDefinition scaled_masked_softmax_definition() {
                   return {call.tensor("scores"), mask.defined() ? c10::IValue(mask) : c10::IValue(),
                           call.scalar("scale", 1.0)};
                 }};
+  def.bench = {8 * 128 * 256, "scores[B, 8, 128, 256], mask[B, 1, 128, 256], scale=0.35", bench_inputs};
   return def;
 }
 

@@ -25,6 +25,12 @@ void pair(InputMaker& in, std::vector<std::int64_t> sizes) {
   in.uniform("up", std::move(sizes));
 }
 
+// The benchmark's inputs: gate/up[N/1024, 1024].
+void bench_inputs(InputMaker& in, std::int64_t n) {
+  in.uniform("gate", {n / kBenchRowWidth, kBenchRowWidth}, -4.0, 4.0);
+  in.uniform("up", {n / kBenchRowWidth, kBenchRowWidth});
+}
+
 }  // namespace
 
 OpDefinition swiglu_definition() {
@@ -61,6 +67,7 @@ OpDefinition swiglu_definition() {
   def.script = {kScript, "swiglu", [](const OpCall& call) -> std::vector<c10::IValue> {
                   return {call.tensor("gate"), call.tensor("up")};
                 }};
+  def.bench = {kBenchRowWidth, "gate/up[N/1024, 1024]", bench_inputs};
   return def;
 }
 

@@ -8,32 +8,18 @@
 //
 // Every row needs `id` (unique across everything loaded) and `source` (seed or upstream
 // reference); `intent` says in one line what the case checks (LLVM lit style). Any problem
-// is a MatrixError whose message starts "file:line: " and says what was expected.
+// is a YamlError whose message starts "file:line: " and says what was expected.
+#include <cstdint>
 #include <map>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
 
-namespace crossdev::conformance {
+#include "yaml/yaml_error.h"
 
-struct SourceLocation {
-  std::string file;
-  int line = 0;  // 1-based
-  std::string str() const { return file + ":" + std::to_string(line); }
-};
-
-class MatrixError : public std::runtime_error {
- public:
-  MatrixError(SourceLocation where, const std::string& message)
-      : std::runtime_error(where.str() + ": " + message), where_(std::move(where)) {}
-  const SourceLocation& where() const noexcept { return where_; }
-
- private:
-  SourceLocation where_;
-};
+namespace crossdev::yaml {
 
 class Row {
  public:
@@ -49,7 +35,7 @@ class Row {
   };
 
   Row(std::string file, YAML::Node node, std::map<std::string, YAML::Node> fields);
-  // `fields` must have unique keys. Throws MatrixError like the typed accessors (id, source).
+  // `fields` must have unique keys. Throws YamlError like the typed accessors (id, source).
   Row(std::shared_ptr<const std::string> file, int line, std::vector<Field> fields);
 
   const std::string& id() const { return id_; }
@@ -64,7 +50,7 @@ class Row {
   const YAML::Node& node(const std::string& key) const;
   std::vector<std::string> keys() const;  // sorted
 
-  // Typed accessors: each throws MatrixError("file:line: key 'k': expected ...").
+  // Typed accessors: each throws YamlError("file:line: key 'k': expected ...").
   std::string str(const std::string& key) const;
   std::string str_or(const std::string& key, const std::string& fallback) const;
   // A scalar or a list of scalars; a YAML null (~) becomes "" when allow_null.
@@ -101,8 +87,14 @@ struct SuiteSchema {
   std::vector<std::string> optional;
 };
 
-// Parses one file: YAML syntax, top-level shape, unknown/missing keys, duplicate keys.
-// Suite-specific value checks happen in Suite::validate (see suite.h).
-MatrixFile load_matrix_file(const std::string& path, const SuiteSchema* (*schema_for)(const std::string& suite));
+// Matrix files above this size are refused (crossdev run --max-matrix-bytes raises it).
+inline constexpr std::uintmax_t kDefaultMaxMatrixBytes = std::uintmax_t{64} << 20;  // 64 MiB
 
-}  // namespace crossdev::conformance
+// Parses one file: YAML syntax, top-level shape, unknown/missing keys, duplicate keys.
+// Suite-specific value checks happen in Suite::validate (see conformance/runner/suite.h). Only
+// a regular file of at most max_bytes is read: a FIFO, a device or a /proc file is a YamlError
+// at once (no blocking open, no unbounded read).
+MatrixFile load_matrix_file(const std::string& path, const SuiteSchema* (*schema_for)(const std::string& suite),
+                            std::uintmax_t max_bytes = kDefaultMaxMatrixBytes);
+
+}  // namespace crossdev::yaml

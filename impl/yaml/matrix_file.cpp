@@ -1,14 +1,10 @@
-#include "matrix/matrix.h"
-
-#include <c10/util/StringUtil.h>
-
-#include "matrix/matrix_read.h"
-#include "util/input_file.h"
+#include "yaml/matrix_file.h"
 
 #include <algorithm>
 #include <set>
 #include <sstream>
 
+#include <c10/util/StringUtil.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/parser.h>
@@ -16,15 +12,10 @@
 #include <yaml.h>
 #endif
 
-namespace crossdev::conformance {
-namespace {
+#include "util/input_file.h"
+#include "yaml/yaml_document.h"
 
-int line_of(const YAML::Node& node, int fallback) {
-  const YAML::Mark mark = node.Mark();
-  return mark.is_null() || mark.line < 0 ? fallback : mark.line + 1;
-}
-
-}  // namespace
+namespace crossdev::yaml {
 
 Row::Row(std::string file, YAML::Node node, std::map<std::string, YAML::Node> fields)
     : file_(std::make_shared<const std::string>(std::move(file))), line_(line_of(node, 0)) {
@@ -77,7 +68,7 @@ SourceLocation Row::where(const std::string& key) const {
 void Row::fail(const std::string& key, const std::string& message) const {
   std::string prefix = id_.empty() ? std::string() : "row '" + id_ + "': ";
   if (!key.empty()) prefix += "key '" + key + "': ";
-  throw MatrixError(where(key), prefix + message);
+  throw YamlError(where(key), prefix + message);
 }
 
 const YAML::Node& Row::node(const std::string& key) const {
@@ -505,10 +496,6 @@ RawTop raw_top_from_node(const YAML::Node& doc) {
 
 }  // namespace
 
-MatrixFile load_matrix_file(const std::string& path, const SuiteSchema* (*schema_for)(const std::string& suite)) {
-  return load_matrix_file(path, schema_for, kDefaultMaxMatrixBytes);
-}
-
 MatrixFile load_matrix_file(const std::string& path, const SuiteSchema* (*schema_for)(const std::string& suite),
                             std::uintmax_t max_bytes) {
   RawTop top;
@@ -517,7 +504,7 @@ MatrixFile load_matrix_file(const std::string& path, const SuiteSchema* (*schema
     try {
       text = read_input_file(path, max_bytes, "--max-matrix-bytes");
     } catch (const InputFileError& e) {
-      throw MatrixError({path, 0}, std::string("cannot read matrix file: ") + e.what());
+      throw YamlError({path, 0}, std::string("cannot read matrix file: ") + e.what());
     }
     try {
       Collector collector;
@@ -538,11 +525,11 @@ MatrixFile load_matrix_file(const std::string& path, const SuiteSchema* (*schema
         top = std::move(collector.top);
       }
     } catch (const YAML::Exception& e) {
-      throw MatrixError({path, e.mark.is_null() ? 0 : e.mark.line + 1}, "YAML syntax error: " + e.msg);
+      throw YamlError({path, e.mark.is_null() ? 0 : e.mark.line + 1}, "YAML syntax error: " + e.msg);
     }
   }
-  if (!top.is_map) throw MatrixError({path, 1}, "expected a mapping with keys 'suite' and 'cases' at the top level");
-  if (!top.problem.message.empty()) throw MatrixError({path, top.problem.line}, top.problem.message);
+  if (!top.is_map) throw YamlError({path, 1}, "expected a mapping with keys 'suite' and 'cases' at the top level");
+  if (!top.problem.message.empty()) throw YamlError({path, top.problem.line}, top.problem.message);
 
   MatrixFile file;
   file.path = path;
@@ -553,23 +540,23 @@ MatrixFile load_matrix_file(const std::string& path, const SuiteSchema* (*schema
   for (auto& [key, value] : top.entries) {
     const int line = value.line;
     if (key == "suite") {
-      if (value.kind != RawValue::Scalar) throw MatrixError({path, line}, "'suite' must be a string");
+      if (value.kind != RawValue::Scalar) throw YamlError({path, line}, "'suite' must be a string");
       file.suite = value.scalar;
       suite_line = line;
     } else if (key == "cases") {
-      if (value.kind != RawValue::Seq) throw MatrixError({path, line}, "'cases' must be a list of rows");
+      if (value.kind != RawValue::Seq) throw YamlError({path, line}, "'cases' must be a list of rows");
       cases = &value;
     } else if (key == "defaults") {
-      if (value.kind != RawValue::Map) throw MatrixError({path, line}, "'defaults' must be a mapping of row keys");
+      if (value.kind != RawValue::Map) throw YamlError({path, line}, "'defaults' must be a mapping of row keys");
       defaults = &value;
     } else if (key != "description") {
-      throw MatrixError({path, line}, "unknown top-level key '" + key + "'; expected suite, description, defaults, cases");
+      throw YamlError({path, line}, "unknown top-level key '" + key + "'; expected suite, description, defaults, cases");
     }
   }
-  if (file.suite.empty()) throw MatrixError({path, 1}, "missing top-level key 'suite'");
+  if (file.suite.empty()) throw YamlError({path, 1}, "missing top-level key 'suite'");
   const SuiteSchema* schema = schema_for(file.suite);
-  if (!schema) throw MatrixError({path, suite_line}, "unknown suite '" + file.suite + "'");
-  if (!cases) throw MatrixError({path, 1}, "missing top-level key 'cases'");
+  if (!schema) throw YamlError({path, suite_line}, "unknown suite '" + file.suite + "'");
+  if (!cases) throw YamlError({path, 1}, "missing top-level key 'cases'");
 
   std::vector<std::string> allowed = {"id", "source", "intent"};
   allowed.insert(allowed.end(), schema->required.begin(), schema->required.end());
@@ -579,14 +566,14 @@ MatrixFile load_matrix_file(const std::string& path, const SuiteSchema* (*schema
 
   auto check_key = [&](const std::string& key, int line, const char* where) {
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      throw MatrixError({path, line}, std::string("unknown key '") + key + "'" + where + " for suite '" + file.suite +
+      throw YamlError({path, line}, std::string("unknown key '") + key + "'" + where + " for suite '" + file.suite +
                                           "'; expected one of " + c10::Join(", ", allowed));
     }
   };
   std::vector<Row::Field> default_fields;
   if (defaults) {
     const RawMap& d = defaults->map;
-    if (!d.problem.message.empty()) throw MatrixError({path, d.problem.line}, d.problem.message);
+    if (!d.problem.message.empty()) throw YamlError({path, d.problem.line}, d.problem.message);
     for (const auto& f : d.fields) check_key(f.key, f.line, " in defaults");
     default_fields = d.fields;
   }
@@ -595,9 +582,9 @@ MatrixFile load_matrix_file(const std::string& path, const SuiteSchema* (*schema
   for (RawValue& row_value : cases->items) {
     const int row_line = row_value.line;
     if (row_value.kind != RawValue::Map || !row_value.collected)
-      throw MatrixError({path, row_line}, "expected a row mapping with id, source and suite keys");
+      throw YamlError({path, row_line}, "expected a row mapping with id, source and suite keys");
     RawMap& raw = row_value.map;
-    if (!raw.problem.message.empty()) throw MatrixError({path, raw.problem.line}, raw.problem.message);
+    if (!raw.problem.message.empty()) throw YamlError({path, raw.problem.line}, raw.problem.message);
     for (const auto& f : raw.fields) check_key(f.key, f.line, "");
     std::vector<Row::Field> fields = std::move(raw.fields);
     for (const auto& d : default_fields) {
@@ -610,7 +597,7 @@ MatrixFile load_matrix_file(const std::string& path, const SuiteSchema* (*schema
         auto id = std::find_if(fields.begin(), fields.end(), [](const Row::Field& f) { return f.key == "id"; });
         const std::string prefix =
             id != fields.end() && id->kind == Row::FieldKind::Scalar ? "row '" + id->scalar + "': " : "";
-        throw MatrixError({path, row_line}, prefix + "missing required key '" + key + "' (suite '" + file.suite +
+        throw YamlError({path, row_line}, prefix + "missing required key '" + key + "' (suite '" + file.suite +
                                                 "' rows need: " + c10::Join(", ", required) + ")");
       }
     }
@@ -619,4 +606,4 @@ MatrixFile load_matrix_file(const std::string& path, const SuiteSchema* (*schema
   return file;
 }
 
-}  // namespace crossdev::conformance
+}  // namespace crossdev::yaml

@@ -1,0 +1,144 @@
+"""docs/ARCHITECTURE.md's "add an op" recipe, tested: an op added by one op.cpp that ends with
+CROSSDEV_REGISTER_OP, and by no other edit, is picked up by the CLI and its matrices, the pytest
+plugin, the bench, the report and torch.ops. The op is the test-only libcrossdev_test_recipe_op
+(conformance/recipes/recipe_op.cpp), loaded at run time; with CROSSDEV_RECIPE_OP_BUG=1 its fused
+kernel drops the last element, and the same paths must turn red."""
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from plugin_runner import ROOT, run_pytest
+
+OP = "recipe_scale_shift"
+ROW = "recipe.scale_shift"
+MATRIX = textwrap.dedent(f"""\
+    suite: ops
+    cases:
+      - id: {ROW}
+        source: "docs/ARCHITECTURE.md: add an op"
+        intent: "2 * x + 1 agrees with its golden, its fallback and the CPU"
+        op: {OP}
+        devices: [cpu]
+        dtypes: [float32, bfloat16]
+    """)
+SHAPE_SETS = {"basic", "empty", "size1", "odd_tail", "strided", "broadcast", "large"}
+
+
+@pytest.fixture(scope="module")
+def recipe_library(build_dir):
+    path = build_dir / "lib" / "libcrossdev_test_recipe_op.so"
+    if not path.exists():
+        pytest.fail(f"{path} is missing: build first (make build)")
+    return path
+
+
+@pytest.fixture()
+def matrix_dir(tmp_path):
+    folder = tmp_path / "matrices"
+    folder.mkdir()
+    (folder / "recipe.yaml").write_text(MATRIX, encoding="utf-8")
+    return folder
+
+
+def run_cli(cli, matrix_dir, out_dir, *args, env=None):
+    bundle = out_dir / "bundle.json"
+    proc = cli("run", "--quiet", "--matrix", matrix_dir / "recipe.yaml", "--out", bundle, *args, env=env)
+    cases = json.loads(bundle.read_text())["cases"] if bundle.exists() else []
+    return proc, cases
+
+
+def test_the_cli_runs_every_case_of_the_new_op(cli, recipe_library, matrix_dir, tmp_path):
+    proc, cases = run_cli(cli, matrix_dir, tmp_path, "--load-library", recipe_library)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ids = {c["id"] for c in cases}
+    # Every shape set x dtype x impl the op declares, each checked (not skipped) and passing.
+    expected = {f"{ROW}/cpu/{dtype}/{shape}/{impl}" for dtype in ("float32", "bfloat16") for shape in SHAPE_SETS
+                for impl in ("fused", "fallback", "torchscript")}
+    assert ids == expected, sorted(ids ^ expected)[:5]
+    assert all(c["status"] == "pass" and c["execution"] == "real" for c in cases)
+    fused = next(c for c in cases if c["id"] == f"{ROW}/cpu/float32/odd_tail/fused")
+    assert {"golden out", "golden grad.x", "fused_vs_fallback out", "fused_vs_fallback grad.x"} <= set(fused["details"])
+
+
+def test_a_broken_kernel_of_the_new_op_turns_the_run_red(cli, recipe_library, matrix_dir, tmp_path):
+    proc, cases = run_cli(cli, matrix_dir, tmp_path, "--load-library", recipe_library,
+                          env={"CROSSDEV_RECIPE_OP_BUG": "1"})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    failed = {c["id"] for c in cases if c["status"] == "fail"}
+    # The fused kernel misses the last element of every non-empty input; nothing else is wrong.
+    assert failed == {f"{ROW}/cpu/{dtype}/{shape}/fused" for dtype in ("float32", "bfloat16")
+                      for shape in SHAPE_SETS - {"empty"}}, sorted(failed)
+
+
+def test_without_the_library_the_row_is_bad_input_naming_the_op(cli, matrix_dir, tmp_path):
+    proc, _ = run_cli(cli, matrix_dir, tmp_path)
+    assert proc.returncode == 2
+    assert "recipe.yaml:6: " in proc.stderr and f"unknown op '{OP}'" in proc.stderr, proc.stderr
+
+
+def test_the_report_shows_the_new_op(cli, recipe_library, matrix_dir, tmp_path):
+    proc, _ = run_cli(cli, matrix_dir, tmp_path, "--load-library", recipe_library, env={"CROSSDEV_RECIPE_OP_BUG": "1"})
+    assert proc.returncode == 1
+    report = tmp_path / "report"
+    render = subprocess.run([sys.executable, ROOT / "reports" / "render.py", tmp_path / "bundle.json", "--out", report],
+                            capture_output=True, text=True, timeout=300)
+    assert render.returncode == 0, render.stderr
+    html = (report / "index.html").read_text()
+    assert f"{ROW}/cpu/float32/odd_tail/fused" in html
+    summary = (report / "summary.md").read_text().replace("\\_", "_")
+    assert any(f"{ROW}/cpu/float32/odd_tail/fused" in line and "| fail |" in line for line in summary.splitlines())
+
+
+def test_the_pytest_plugin_collects_and_runs_the_new_op(recipe_library, matrix_dir):
+    result = run_pytest(matrix_dir, "--crossdev-load-library", recipe_library, "--device", "cpu", "-q",
+                        "-k", "odd_tail")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "6 passed" in result.stdout, result.stdout[-2000:]
+    red = run_pytest(matrix_dir, "--crossdev-load-library", recipe_library, "--device", "cpu", "-q", "-k", "odd_tail",
+                     env={"CROSSDEV_RECIPE_OP_BUG": "1"})
+    assert red.returncode == 1 and "2 failed, 4 passed" in red.stdout, red.stdout[-2000:]
+
+
+def test_the_bench_times_the_new_op(build_dir, recipe_library, tmp_path):
+    exe = build_dir / "bin" / "crossdev_bench"
+    if not exe.exists():
+        pytest.skip(f"{exe} not built (CROSSDEV_BUILD_BENCH=OFF)")
+    matrix = tmp_path / "bench.yaml"
+    matrix.write_text("suite: bench\ncases:\n"
+                      f"  - {{id: op.recipe, source: s, kind: op, op: {OP}, sizes: [64K], impls: [fused, fallback],"
+                      " passes: [fwd, fwd_bwd]}\n", encoding="utf-8")
+    out = tmp_path / "bench.json"
+    proc = subprocess.run([exe, f"--crossdev_matrix={matrix}", f"--crossdev_load_library={recipe_library}",
+                           "--benchmark_min_time=0.001", f"--benchmark_out={out}", "--benchmark_out_format=json"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    runs = {b["name"]: b for b in json.loads(out.read_text())["benchmarks"]}
+    assert set(runs) == {f"{OP}/{impl}/float32/64K/cpu/{p}/real_time" for impl in ("fused", "fallback")
+                         for p in ("fwd", "fwd_bwd")}
+    fwd = runs[f"{OP}/fused/float32/64K/cpu/fwd/real_time"]
+    assert not fwd.get("error_occurred") and fwd["bytes_per_second"] > 0
+    # The traffic model knows it too: one read of x and one write of y, 4 bytes an element.
+    assert fwd["bytes_per_call"] == 2 * 4 * 65536 and fwd["elements"] == 65536
+    # Without the library the row names an op the bench does not know: bad input.
+    bad = subprocess.run([exe, f"--crossdev_matrix={matrix}", "--benchmark_list_tests=true"],
+                         capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert bad.returncode == 2 and f"unknown op '{OP}'" in bad.stderr, bad.stderr
+
+
+def test_torch_ops_has_the_new_op_with_autograd(recipe_library):
+    code = textwrap.dedent(f"""\
+        import torch
+        torch.ops.load_library({str(recipe_library)!r})
+        x = torch.randn(3, 67, requires_grad=True)
+        y = torch.ops.crossdev.{OP}(x)
+        torch.testing.assert_close(y, 2 * x + 1)
+        y.sum().backward()
+        torch.testing.assert_close(x.grad, torch.full_like(x, 2.0))
+        assert torch.ops.crossdev.{OP}(x.detach().to("meta")).shape == x.shape
+        print("ok")
+        """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]

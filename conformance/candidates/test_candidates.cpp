@@ -1,5 +1,5 @@
 // crossdev_test::*: candidate operators for the tests of ops-matrix candidate rows
-// (conformance/fixtures/candidate_matrices, conformance/gtest/parity/candidate_rows_test.cpp).
+// (conformance/fixtures/candidate_matrices, conformance/gtest/parity/test_candidate_rows.cpp).
 // Registered exactly as a user's extension would: TORCH_LIBRARY with composite kernels (autograd
 // for free), one op with only a CPU kernel (no autograd), and schemas that do not fit
 // crossdev::modulate's inputs (x, shift, scale) -> Tensor, which validation must reject.

@@ -62,12 +62,11 @@ TEST(NamedTable, EveryDeviceKindIsInItsErrorMessages) {
 }
 
 TEST(NamedTable, EveryPresetAndNamedHostIsListed) {
-  std::size_t count = 0;
-  const Preset* const* presets = all_presets(&count);
-  ASSERT_GT(count, 0u);
-  for (std::size_t i = 0; i < count; ++i) {
-    EXPECT_EQ(find_preset(presets[i]->name), presets[i]);
-    EXPECT_NE(preset_names().find(presets[i]->name), std::string::npos);
+  const std::vector<const Preset*> presets = all_presets();
+  ASSERT_FALSE(presets.empty());
+  for (const Preset* preset : presets) {
+    EXPECT_EQ(find_preset(preset->name), preset);
+    EXPECT_NE(preset_names().find(preset->name), std::string::npos);
   }
   EXPECT_EQ(find_preset("no-such-preset"), nullptr);
   // Each listed host name resolves to a host named after it.

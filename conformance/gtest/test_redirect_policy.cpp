@@ -106,12 +106,11 @@ TEST(RedirectPolicy, AllowRedirectsOnlyTrue) {
 
 TEST(RedirectPolicy, DefaultDeviceFollowsPresetOrderAsData) {
   const HostProfile all = HostProfile::named_or_spec("all");
-  std::size_t n = 0;
-  const Preset* const* presets = all_presets(&n);
-  ASSERT_EQ(n, 4u);
-  for (std::size_t i = 0; i < n; ++i) {
-    const DeviceSpec d = RedirectPolicy(*presets[i]).default_device(all);
-    EXPECT_EQ(d.kind, presets[i]->order[0]) << presets[i]->name;  // "all" has every kind
+  const std::vector<const Preset*> presets = all_presets();
+  ASSERT_FALSE(presets.empty());
+  for (const Preset* preset : presets) {
+    const DeviceSpec d = RedirectPolicy(*preset).default_device(all);
+    EXPECT_EQ(d.kind, preset->order[0]) << preset->name;  // "all" has every kind
   }
 }
 

@@ -1,9 +1,13 @@
-"""docs/ARCHITECTURE.md's "add an op" recipe, tested: an op added by one op.cpp that ends with
-CROSSDEV_REGISTER_OP, and by no other edit, is picked up by the CLI and its matrices, the pytest
-plugin, the bench, the report and torch.ops. The op is the test-only libcrossdev_test_recipe_op
-(conformance/recipes/recipe_op.cpp), loaded at run time; with CROSSDEV_RECIPE_OP_BUG=1 its fused
-kernel drops the last element, and the same paths must turn red."""
+"""docs/ARCHITECTURE.md's "add an op" and "add a preset" recipes, tested.
+
+An op added by one op.cpp that ends with CROSSDEV_REGISTER_OP, and by no other edit, is picked up by
+the CLI and its matrices, the pytest plugin, the bench, the report and torch.ops; with
+CROSSDEV_RECIPE_OP_BUG=1 its fused kernel drops the last element, and the same paths turn red. A
+preset added by one Preset and CROSSDEV_REGISTER_PRESET is usable by redirect rows in the CLI and
+the plugin, and listed by the Python module. Both live in the test-only libcrossdev_test_recipes
+(conformance/recipes/), loaded at run time."""
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -29,7 +33,7 @@ SHAPE_SETS = {"basic", "empty", "size1", "odd_tail", "strided", "broadcast", "la
 
 @pytest.fixture(scope="module")
 def recipe_library(build_dir):
-    path = build_dir / "lib" / "libcrossdev_test_recipe_op.so"
+    path = build_dir / "lib" / "libcrossdev_test_recipes.so"
     if not path.exists():
         pytest.fail(f"{path} is missing: build first (make build)")
     return path
@@ -142,3 +146,68 @@ def test_torch_ops_has_the_new_op_with_autograd(recipe_library):
         """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
+
+
+PRESET = "recipe-xpu-first"
+PRESET_MATRIX = textwrap.dedent(f"""\
+    suite: redirect
+    cases:
+      - {{id: recipe.preset.all, source: "docs/ARCHITECTURE.md: add a preset", intent: "XPU wins over everything",
+         policy: {PRESET}, host: all, request: ~, expect: "xpu:0", action: default_injected}}
+      - {{id: recipe.preset.cuda-and-mps, source: "docs/ARCHITECTURE.md: add a preset", intent: "then CUDA, before MPS",
+         policy: {PRESET}, host: cuda+mps, request: ~, expect: "cuda:0", action: default_injected}}
+      - {{id: recipe.preset.explicit-mps, source: "docs/ARCHITECTURE.md: add a preset",
+         intent: "an explicit device is honoured, never rewritten", policy: {PRESET}, host: all, request: mps,
+         expect: "mps:0", action: honored}}
+    """)
+
+
+@pytest.fixture()
+def preset_matrix_dir(tmp_path):
+    folder = tmp_path / "preset_matrices"
+    folder.mkdir()
+    (folder / "recipe_preset.yaml").write_text(PRESET_MATRIX, encoding="utf-8")
+    return folder
+
+
+def test_a_registered_preset_drives_redirect_rows_in_the_cli(cli, recipe_library, preset_matrix_dir, tmp_path):
+    bundle = tmp_path / "preset.json"
+    proc = cli("run", "--quiet", "--matrix", preset_matrix_dir / "recipe_preset.yaml", "--out", bundle,
+               "--load-library", recipe_library)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    cases = json.loads(bundle.read_text())["cases"]
+    assert {c["id"] for c in cases} == {"recipe.preset.all", "recipe.preset.cuda-and-mps", "recipe.preset.explicit-mps"}
+    assert all(c["status"] == "pass" for c in cases), [c for c in cases if c["status"] != "pass"]
+    # Without the library the preset does not exist: bad input, naming the row's line and the presets.
+    bad = cli("run", "--quiet", "--matrix", preset_matrix_dir / "recipe_preset.yaml", "--out", tmp_path / "bad.json")
+    assert bad.returncode == 2
+    assert f"unknown policy preset '{PRESET}'; expected one of torchdevice" in bad.stderr, bad.stderr
+    assert "recipe_preset.yaml:4: " in bad.stderr, bad.stderr
+
+
+def test_a_refused_preset_fails_the_load_with_its_reason(cli, recipe_library, preset_matrix_dir, tmp_path):
+    proc = cli("run", "--quiet", "--matrix", preset_matrix_dir / "recipe_preset.yaml", "--out", tmp_path / "b.json",
+               "--load-library", recipe_library, env={"CROSSDEV_RECIPE_PRESET_BUG": "1"})
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "--load-library: '" in proc.stderr and "register_preset('torchdevice'): a preset of that name exists" in proc.stderr, \
+        proc.stderr
+
+
+def test_the_pytest_plugin_runs_rows_of_a_registered_preset(recipe_library, preset_matrix_dir):
+    result = run_pytest(preset_matrix_dir, "--crossdev-load-library", recipe_library, "-q")
+    assert result.returncode == 0 and "3 passed" in result.stdout, result.stdout[-2000:] + result.stderr[-2000:]
+
+
+def test_the_python_module_lists_a_registered_preset(build_dir, recipe_library):
+    code = textwrap.dedent(f"""\
+        import ctypes, crossdev
+        before = [p["name"] for p in crossdev.presets()]
+        ctypes.CDLL({str(recipe_library)!r}, mode=ctypes.RTLD_GLOBAL)
+        presets = {{p["name"]: p for p in crossdev.presets()}}
+        assert {PRESET!r} not in before and list(presets)[:len(before)] == before, (before, list(presets))
+        assert presets[{PRESET!r}]["order"] == ["xpu", "cuda", "mps"], presets[{PRESET!r}]
+        print("ok")
+        """)
+    env = dict(os.environ, PYTHONPATH=str(build_dir / "python"))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr[-3000:]

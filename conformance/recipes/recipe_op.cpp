@@ -1,5 +1,5 @@
 // The "add an op" recipe of docs/ARCHITECTURE.md, followed by a test: one op.cpp that ends with
-// CROSSDEV_REGISTER_OP and nothing else. Built as the test-only libcrossdev_test_recipe_op and loaded
+// CROSSDEV_REGISTER_OP and nothing else. Built into the test-only libcrossdev_test_recipes and loaded
 // at run time (crossdev run --load-library, the pytest plugin's --crossdev-load-library,
 // crossdev_bench --crossdev_load_library, torch.ops.load_library), so no list of ops anywhere is
 // edited; test_recipes.py checks that the CLI, the matrices, pytest, the bench and the report all

@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <c10/macros/Macros.h>
 
 #include "device/device_kind.h"
 
@@ -26,7 +29,24 @@ struct Preset {
 
 const Preset* find_preset(std::string_view name) noexcept;
 const Preset& default_preset() noexcept;  // torchdevice
-std::string preset_names();               // "torchdevice, cuda-first, hf-accelerate, lightning"
-const Preset* const* all_presets(std::size_t* count) noexcept;
+std::string preset_names();               // "torchdevice, cuda-first, hf-accelerate, lightning[, registered]"
+// The built-in rows, then those registered, in registration order.
+std::vector<const Preset*> all_presets();
+
+// A preset from outside the table, e.g. a user's device picker as data, from a library that
+// `crossdev run --load-library` loads: CROSSDEV_REGISTER_PRESET(kMyPreset) at namespace scope, with
+// `kMyPreset` a Preset of static storage duration (the registry keeps a pointer, like c10's
+// registries). Throws std::invalid_argument for an empty or taken name or an invalid order.
+void register_preset(const Preset& preset);
+
+// Registers at load time; a refused preset is recorded (util/load_library.h), so the library that
+// brought it fails to load with the reason (exit 2), instead of an exception escaping a static
+// initializer.
+struct PresetRegistrar {
+  explicit PresetRegistrar(const Preset& preset) noexcept;
+};
 
 }  // namespace crossdev
+
+#define CROSSDEV_REGISTER_PRESET(preset) \
+  static ::crossdev::PresetRegistrar C10_ANONYMOUS_VARIABLE(crossdev_preset_registrar)(preset)

@@ -3,8 +3,36 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <mutex>
+#include <utility>
+
+#include <c10/util/StringUtil.h>
 
 namespace crossdev {
+namespace {
+
+struct RegistrationErrors {
+  std::mutex mutex;
+  std::vector<std::string> messages;
+};
+RegistrationErrors& registration_errors() {
+  static RegistrationErrors e;
+  return e;
+}
+
+std::vector<std::string> take_registration_errors() {
+  RegistrationErrors& e = registration_errors();
+  std::lock_guard<std::mutex> lock(e.mutex);
+  return std::exchange(e.messages, {});
+}
+
+}  // namespace
+
+void report_registration_error(std::string message) {
+  RegistrationErrors& e = registration_errors();
+  std::lock_guard<std::mutex> lock(e.mutex);
+  e.messages.push_back(std::move(message));
+}
 
 std::vector<std::string> load_libraries(const std::vector<std::string>& lists) {
   std::vector<std::string> paths;
@@ -23,6 +51,8 @@ std::vector<std::string> load_libraries(const std::vector<std::string>& lists) {
       throw LoadLibraryError("cannot load '" + path + "': " + (why != nullptr ? why : "unknown error") +
                              "; expected a shared library (.so) built against this LibTorch");
     }
+    const std::vector<std::string> refused = take_registration_errors();
+    if (!refused.empty()) throw LoadLibraryError("'" + path + "' loaded, but " + c10::Join("; ", refused));
     loaded.push_back(path);
   }
   return loaded;

@@ -16,7 +16,12 @@ class LoadLibraryError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Returns the paths loaded, in order. Throws LoadLibraryError at the first that does not load.
+// Returns the paths loaded, in order. Throws LoadLibraryError at the first that does not load, or
+// whose static registrations reported an error (a preset with a taken name, ...).
 std::vector<std::string> load_libraries(const std::vector<std::string>& lists);
+
+// For registrars that run while a library loads: record why a registration was refused, instead
+// of throwing out of a static initializer (which would terminate the process).
+void report_registration_error(std::string message);
 
 }  // namespace crossdev

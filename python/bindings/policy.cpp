@@ -61,17 +61,15 @@ void bind_policy(py::module_& m) {
         "This host (real probe plus simulated kinds), or with hypothetical=True a named/spec host alone.");
 
   m.def("presets", [] {
-    std::size_t n = 0;
-    const Preset* const* presets = all_presets(&n);
     py::list out;
-    for (std::size_t i = 0; i < n; ++i) {
+    for (const Preset* preset : all_presets()) {
       py::list order;
-      for (std::uint8_t j = 0; j < presets[i]->order_len; ++j) order.append(kind_name(presets[i]->order[j]));
+      for (std::uint8_t j = 0; j < preset->order_len; ++j) order.append(kind_name(preset->order[j]));
       py::dict d;
-      d["name"] = presets[i]->name;
+      d["name"] = preset->name;
       d["order"] = order;
-      d["source"] = presets[i]->source;
-      d["redirects_by_default"] = presets[i]->redirects_by_default;
+      d["source"] = preset->source;
+      d["redirects_by_default"] = preset->redirects_by_default;
       out.append(d);
     }
     return out;

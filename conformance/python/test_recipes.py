@@ -39,12 +39,17 @@ def recipe_library(build_dir):
     return path
 
 
+def matrix_folder(tmp_path, name, text):
+    """A folder holding one matrix file, as the CLI and the plugin are pointed at."""
+    folder = tmp_path / name.replace(".yaml", "")
+    folder.mkdir()
+    (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
 @pytest.fixture()
 def matrix_dir(tmp_path):
-    folder = tmp_path / "matrices"
-    folder.mkdir()
-    (folder / "recipe.yaml").write_text(MATRIX, encoding="utf-8")
-    return folder
+    return matrix_folder(tmp_path, "recipe.yaml", MATRIX)
 
 
 def run_cli(cli, matrix_dir, out_dir, *args, env=None):
@@ -164,10 +169,7 @@ PRESET_MATRIX = textwrap.dedent(f"""\
 
 @pytest.fixture()
 def preset_matrix_dir(tmp_path):
-    folder = tmp_path / "preset_matrices"
-    folder.mkdir()
-    (folder / "recipe_preset.yaml").write_text(PRESET_MATRIX, encoding="utf-8")
-    return folder
+    return matrix_folder(tmp_path, "recipe_preset.yaml", PRESET_MATRIX)
 
 
 def test_a_registered_preset_drives_redirect_rows_in_the_cli(cli, recipe_library, preset_matrix_dir, tmp_path):

@@ -44,6 +44,8 @@ sys.path.insert(0, str(HERE))
 import host_config  # noqa: E402
 import gbench_json  # noqa: E402
 import peer_impls  # noqa: E402
+import yaml_input  # noqa: E402
+from yaml_input import InputError  # noqa: E402
 
 TRIAD_OP = "stream_triad"
 _SIZE = re.compile(r"^([1-9][0-9]*)(K|M)?$")
@@ -52,8 +54,6 @@ _PROFILES = ("default", "long")
 ALL_IMPLS = peer_impls.FWD_IMPLS
 
 
-class InputError(Exception):
-    """Bad input (exit 2); the message names the file and, where known, the row."""
 
 
 def parse_size(text, where):
@@ -69,15 +69,7 @@ def as_list(value):
 
 def load_cases(matrix_path, profile):
     """(op, dtype, elements, size label, pass, seed) for every CPU op case of the selected profile."""
-    import yaml
-    try:
-        doc = yaml.safe_load(pathlib.Path(matrix_path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{matrix_path}: cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark else ""
-        raise InputError(f"{matrix_path}{line}: YAML syntax error: {exc}") from None
+    doc = yaml_input.load(matrix_path)
     if not isinstance(doc, dict) or doc.get("suite") != "bench" or not isinstance(doc.get("cases"), list):
         raise InputError(f"{matrix_path}: expected a bench matrix (suite: bench, cases: [...])")
     cases = []
@@ -211,7 +203,7 @@ def main(argv=None):
         cases = load_cases(args.matrix, args.profile)
         peers = peer_impls.load_peers(args.peers)
         name_filter = re.compile(args.filter) if args.filter else None
-    except (InputError, peer_impls.InputError) as exc:
+    except InputError as exc:
         return fail(str(exc))
     except re.error as exc:
         return fail(f"--filter: {exc}")

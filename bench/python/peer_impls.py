@@ -11,7 +11,8 @@ A fwd_bwd step runs the forward, then backward with a ones grad_out, and drops t
 """
 import pathlib
 
-import yaml
+import yaml_input
+from yaml_input import InputError
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PEERS_PATH = ROOT / "matrices" / "bench" / "peers.yaml"
@@ -23,19 +24,11 @@ FWD_BWD_IMPLS = ("fused", "fallback", "aten", "compile")
 _BUILTINS = {"float": float, "int": int, "slice": slice, "tuple": tuple, "len": len}
 
 
-class InputError(Exception):
-    """Bad input (exit 2); the message names the file."""
 
 
 def load_peers(path=PEERS_PATH):
     """{op: {"aten": expr, "aten_out": expr?, "aten_out_note": text?}}, each expression compiled once."""
-    try:
-        doc = yaml.safe_load(pathlib.Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(f"{path}{f':{mark.line + 1}' if mark else ''}: YAML syntax error: {exc}") from None
+    doc = yaml_input.load(path)
     if not isinstance(doc, dict) or doc.get("suite") != "bench_peers" or not isinstance(doc.get("peers"), dict):
         raise InputError(f"{path}: expected suite: bench_peers and a `peers` mapping of op -> {{aten, aten_out}}")
     peers = {}

@@ -44,6 +44,18 @@ def repo_root():
 
 
 @pytest.fixture(scope="session")
+def built_library(build_dir):
+    """built_library("crossdev_mutants") -> build/lib/libcrossdev_mutants.so. A test-only library
+    that was not built fails the test (it is part of `make build`), never skips it."""
+    def find(name):
+        path = build_dir / "lib" / f"lib{name}.so"
+        if not path.exists():
+            pytest.fail(f"{path} is missing: build first (make build)")
+        return path
+    return find
+
+
+@pytest.fixture(scope="session")
 def simulate_spec(request):
     return request.config.getoption("--simulate")
 

@@ -170,3 +170,20 @@ def test_bad_matrix_and_peers_exit_2_naming_the_file(tmp_path):
     proc = subprocess.run([sys.executable, str(DRIVER), "--peers", str(peers), "--out", str(tmp_path / "o.json")],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2 and str(peers) in proc.stderr and "typo" in proc.stderr
+
+
+@pytest.mark.parametrize("which", ["--matrix", "--peers"])
+def test_a_repeated_key_is_bad_input_at_its_line(tmp_path, which):
+    """The driver reads bench.yaml and peers.yaml under crossdev_yaml's rule (bench/python/yaml_input.py):
+    PyYAML would silently keep the second value; the driver refuses the file at the key's line."""
+    path = tmp_path / "dup.yaml"
+    if which == "--matrix":
+        path.write_text("suite: bench\ncases:\n  - {id: g, source: s, kind: op, op: gelu_tanh,\n"
+                        "     sizes: [64K], sizes: [1M]}\n")
+    else:
+        path.write_text("suite: bench_peers\npeers:\n  gelu_tanh: {aten: 'F.gelu(x)',\n"
+                        "              aten: 'x'}\n")
+    proc = subprocess.run([sys.executable, str(DRIVER), which, str(path), "--out", str(tmp_path / "o.json")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"{path}:4: duplicate key" in proc.stderr, proc.stderr

@@ -15,11 +15,8 @@ BAD = sorted(FIXTURES.glob("bad_*.yaml"))
 
 
 @pytest.fixture(scope="module")
-def candidates_library(build_dir):
-    path = build_dir / "lib" / "libcrossdev_test_candidates.so"
-    if not path.exists():
-        pytest.fail(f"{path} is missing: build first (make build)")
-    return path
+def candidates_library(built_library):
+    return built_library("crossdev_test_candidates")
 
 
 def run_bundle(cli, tmp_path, *args, env=None):

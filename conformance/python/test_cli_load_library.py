@@ -5,11 +5,8 @@ import pytest
 
 
 @pytest.fixture(scope="module")
-def mutants_library(build_dir):
-    path = build_dir / "lib" / "libcrossdev_mutants.so"
-    if not path.exists():
-        pytest.fail(f"{path} is missing: build first (make build)")
-    return path
+def mutants_library(built_library):
+    return built_library("crossdev_mutants")
 
 
 def test_a_loaded_mutant_turns_its_rows_red(cli, mutants_library):

@@ -32,11 +32,8 @@ SHAPE_SETS = {"basic", "empty", "size1", "odd_tail", "strided", "broadcast", "la
 
 
 @pytest.fixture(scope="module")
-def recipe_library(build_dir):
-    path = build_dir / "lib" / "libcrossdev_test_recipes.so"
-    if not path.exists():
-        pytest.fail(f"{path} is missing: build first (make build)")
-    return path
+def recipe_library(built_library):
+    return built_library("crossdev_test_recipes")
 
 
 def matrix_folder(tmp_path, name, text):

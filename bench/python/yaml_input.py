@@ -34,6 +34,8 @@ def load(path):
         return yaml.load(pathlib.Path(path).read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start}); expected a YAML file") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark else ""

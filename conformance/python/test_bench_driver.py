@@ -187,3 +187,11 @@ def test_a_repeated_key_is_bad_input_at_its_line(tmp_path, which):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert f"{path}:4: duplicate key" in proc.stderr, proc.stderr
+
+
+def test_a_matrix_that_is_not_text_is_bad_input(tmp_path):
+    path = tmp_path / "binary.yaml"
+    path.write_bytes(b"suite: bench\ncases: \xff\xfe\n")
+    proc = subprocess.run([sys.executable, str(DRIVER), "--matrix", str(path), "--out", str(tmp_path / "o.json")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and f"{path}: not UTF-8 text" in proc.stderr, proc.stdout + proc.stderr

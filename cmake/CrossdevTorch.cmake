@@ -36,6 +36,28 @@ if(NOT TARGET crossdev::torch)
   add_library(crossdev::torch ALIAS crossdev_torch)
 endif()
 
+# at::parallel_for is a header template. With ATen's OpenMP backend (ATen/Config.h says
+# AT_PARALLEL_OPENMP 1, as the pip wheels do) it expands to `#pragma omp parallel` inside *our*
+# code, which runs on one thread unless it is compiled with -fopenmp; torch.utils.cpp_extension
+# adds the flag for the same reason. libgomp.so.1 is one soname, so the process still has one
+# OpenMP runtime (torch's bundled copy or the system's, whichever loads first) and
+# torch.set_num_threads sizes it. impl/ops/cpu/parallel.h refuses to compile without it.
+set(CROSSDEV_TORCH_PARALLEL "native")
+foreach(_dir IN LISTS TORCH_INCLUDE_DIRS)
+  if(EXISTS "${_dir}/ATen/Config.h")
+    file(STRINGS "${_dir}/ATen/Config.h" _crossdev_at_openmp REGEX "^#define AT_PARALLEL_OPENMP 1")
+    if(_crossdev_at_openmp)
+      set(CROSSDEV_TORCH_PARALLEL "openmp")
+    endif()
+    break()
+  endif()
+endforeach()
+if(CROSSDEV_TORCH_PARALLEL STREQUAL "openmp")
+  find_package(OpenMP REQUIRED COMPONENTS CXX)
+  target_link_libraries(crossdev_torch INTERFACE OpenMP::OpenMP_CXX)
+endif()
+message(STATUS "crossdev: ATen's parallel backend is ${CROSSDEV_TORCH_PARALLEL}")
+
 # The C++ standard LibTorch's headers are written for (2.13 sets CXX_STANDARD 20 on `torch`).
 set(CROSSDEV_TORCH_CXX_STANDARD 17)
 get_target_property(_crossdev_torch_std torch CXX_STANDARD)

@@ -1,5 +1,3 @@
-#include <ATen/Parallel.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -8,6 +6,7 @@
 
 #include <unistd.h>
 
+#include "ops/cpu/parallel.h"  // at::parallel_for, checked to run in parallel
 #include "probes/bandwidth.h"
 
 namespace crossdev::bench {

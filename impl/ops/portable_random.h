@@ -34,6 +34,24 @@ constexpr double uniform01(std::uint64_t key, std::uint64_t counter) noexcept {
   return static_cast<double>(mix64(key + (counter + 1) * kGolden) >> 11) * 0x1.0p-53;
 }
 
+// The dropout rule uniform01(key, i) >= p as an integer compare, for kernels that decide many
+// elements at once: uniform01 is m * 2^-53 with m = mix64(...) >> 11 < 2^53, and p * 2^53 only
+// shifts p's exponent, so m * 2^-53 >= p iff m >= ceil(p * 2^53) for every integer m. p <= 0
+// keeps everything (0), p >= 1 and NaN keep nothing (2^53, above every m), as the double compare
+// does. impl/ops/cuda/launch.cuh ports the same rule; test_portable_random.cpp checks it
+// against uniform01 >= p.
+constexpr std::uint64_t kDropAll = std::uint64_t{1} << 53;
+inline std::uint64_t dropout_threshold(double p) noexcept {
+  if (!(p > 0.0)) return p <= 0.0 ? 0 : kDropAll;  // NaN compares false: nothing kept
+  if (p >= 1.0) return kDropAll;
+  const double scaled = p * 0x1.0p53;
+  const auto whole = static_cast<std::uint64_t>(scaled);
+  return static_cast<double>(whole) == scaled ? whole : whole + 1;
+}
+constexpr bool dropout_keep(std::uint64_t key, std::uint64_t counter, std::uint64_t threshold) noexcept {
+  return (mix64(key + (counter + 1) * kGolden) >> 11) >= threshold;
+}
+
 // FNV-1a over the parts (separated so {"ab","c"} != {"a","bc"}), then mixed with the seed.
 std::uint64_t stream_key(std::initializer_list<std::string_view> parts, std::uint64_t seed) noexcept;
 std::uint64_t dropout_key(std::uint64_t seed) noexcept;

@@ -1,6 +1,7 @@
 // The portable generator: a pure function of (key, counter). The fixed values below were
 // computed by an independent Python implementation of the same definition (docs/ops.md), so a
 // change of algorithm, or a platform that computes it differently, fails here.
+#include "ops/cpu/capability.h"
 #include "ops/portable_random.h"
 #include "ops_test_util.h"
 
@@ -79,6 +80,53 @@ TEST(PortableRandom, FusedDropoutDropsExactlyTheFallbackMaskElements) {
   EXPECT_TRUE(at::equal(op->run(Impl::Fallback, call).ne(0), keep));
   call.training = false;  // inference variant: no dropout at all
   EXPECT_TRUE(at::equal(op->run(Impl::Fused, call), call.tensors.at("x")));
+}
+
+// The integer rule the kernels use (dropout_threshold / dropout_keep) is the documented double
+// rule uniform01(key, i) >= p for every p, including p equal to a generated value (kept), the
+// next double above it (dropped), the ends, values outside [0, 1] and NaN.
+TEST(PortableRandom, IntegerDropoutRuleIsTheDoubleCompare) {
+  const std::uint64_t key = pr::dropout_key(21);
+  std::vector<double> ps = {0.0, -0.0, 5e-324, 1e-300, 0x1.0p-53, 0.1, 0.25, 0.5, std::nextafter(0.5, 0.0),
+                            std::nextafter(1.0, 0.0), 1.0, 1.5, -0.25, std::numeric_limits<double>::quiet_NaN(),
+                            std::numeric_limits<double>::infinity()};
+  for (std::uint64_t i = 0; i < 64; ++i) {
+    const double u = pr::uniform01(key, i);
+    ps.push_back(u);
+    ps.push_back(std::nextafter(u, 2.0));
+    ps.push_back(std::nextafter(u, -1.0));
+  }
+  for (double p : ps) {
+    const std::uint64_t t = pr::dropout_threshold(p);
+    for (std::uint64_t i = 0; i < 2000; ++i) {
+      ASSERT_EQ(pr::dropout_keep(key, i, t), pr::uniform01(key, i) >= p) << "p=" << p << " i=" << i;
+    }
+  }
+}
+
+// The fused kernels decide 64 elements at a time in SIMD (ops/cpu/lane_bits.h): on every
+// capability this build and CPU can run, the forward keeps exactly the fallback mask's elements
+// and the backward passes gradient exactly there, for sizes that end mid-block and mid-vector.
+TEST(PortableRandom, FusedDropoutMaskIsTheFallbackMaskOnEveryCapability) {
+  const OpSpec* op = find_op("bias_dropout_add_scale");
+  for (cpu::CpuCapability capability : cpu::available_capabilities()) {
+    cpu::ScopedCpuCapability forced(capability);
+    for (double p : {0.1, 0.5, 0.9}) {
+      for (std::int64_t cols : {1, 63, 64, 1000, 4099}) {
+        SCOPED_TRACE(std::string(cpu::capability_name(capability)) + " p=" + std::to_string(p) +
+                     " cols=" + std::to_string(cols));
+        OpCall call = op->make_inputs("no_bias_no_residual", at::kFloat, c10::Device(c10::kCPU), 5);
+        call.tensors["x"] = at::ones({3, cols});
+        call.scalars["p"] = p;
+        call.scalars["scale_value"] = 1.0;
+        const at::Tensor keep = pr::dropout_keep_mask(5, {3, cols}, p, c10::Device(c10::kCPU));
+        auto [fused, leaves] = forward_with_leaves(*op, Impl::Fused, call);
+        EXPECT_TRUE(at::equal(fused.ne(0), keep));
+        fused.backward(at::ones_like(fused));
+        EXPECT_TRUE(at::equal(leaves.at("x").grad().ne(0), keep));
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // One pass over the output each way. The dropout mask is never materialized: element i (its
 // row-major index in the contiguous output) is kept iff uniform01(dropout_key(seed), i) >= p,
-// the same rule dropout_keep_mask() applies for the fallback.
+// the same rule dropout_keep_mask() applies for the fallback, decided 64 elements at a time in
+// SIMD on the contiguous path (ops/cpu/lane_bits.h) and one at a time on the strided one.
 //   forward   out = s keep (x + bias) + residual
 //   backward  gv = g s keep / (1 - p) (grad of x + bias) and, with a scale tensor,
 //             gs = g keep (x + bias) / (1 - p),
@@ -14,6 +15,7 @@
 
 #include "ops/bias_dropout_add_scale/kernels.h"
 #include "ops/cpu/dispatch.h"
+#include "ops/cpu/lane_bits.h"
 #include "ops/cpu/output.h"
 #include "ops/cpu/vec_io.h"
 #include "ops/portable_random.h"
@@ -28,6 +30,7 @@ struct Plan {
   double survivor = 1.0;
   double scalar_scale = 1.0;
   std::uint64_t key = 0;
+  std::uint64_t threshold = 0;  // portable_random::dropout_threshold(p)
 };
 
 // The dropout parameters of a call, which the forward and the backward plans both carry.
@@ -38,6 +41,7 @@ void set_dropout(AnyPlan& plan, const OpCall& call) {
   plan.survivor = portable_random::dropout_survivor_scale(plan.p);
   plan.scalar_scale = call.scalar("scale_value", 1.0);
   plan.key = portable_random::dropout_key(call.seed);
+  plan.threshold = portable_random::dropout_threshold(plan.p);
 }
 
 template <typename scalar_t>
@@ -49,7 +53,7 @@ void run(at::TensorIteratorBase& iter, const Plan& plan, const char* out_base) {
   const opmath_t survivor(plan.survivor), scalar_scale(plan.scalar_scale);
 
   auto keep_factor = [&](std::int64_t index) -> opmath_t {
-    return portable_random::uniform01(plan.key, static_cast<std::uint64_t>(index)) >= plan.p ? survivor : opmath_t(0);
+    return portable_random::dropout_keep(plan.key, static_cast<std::uint64_t>(index), plan.threshold) ? survivor : opmath_t(0);
   };
   auto load_at = [](char* base, std::int64_t stride, std::int64_t i) {
     return static_cast<opmath_t>(*reinterpret_cast<const scalar_t*>(base + i * stride));
@@ -62,14 +66,11 @@ void run(at::TensorIteratorBase& iter, const Plan& plan, const char* out_base) {
     if (contiguous) {
       const std::int64_t first = (data[0] - out_base) / static_cast<std::int64_t>(sizeof(scalar_t));
       auto ptr = [&](int k) { return reinterpret_cast<const scalar_t*>(data[k]); };
+      cpu::KeepLanes<opmath_t> keep(plan.key, plan.threshold, static_cast<std::uint64_t>(first), survivor);
       for (; i + IO::kWidth <= n; i += IO::kWidth) {
         Vec v = IO::load(ptr(1) + i);
         if (plan.bias >= 0) v = v + IO::load(ptr(plan.bias) + i);
-        if (plan.dropout) {
-          __at_align__ opmath_t keep[IO::kWidth];
-          for (std::int64_t j = 0; j < IO::kWidth; ++j) keep[j] = keep_factor(first + i + j);
-          v = v * Vec::loadu(keep);
-        }
+        if (plan.dropout) v = v * keep.next();
         const Vec s = plan.scale >= 0 ? IO::load(ptr(plan.scale) + i) : Vec(scalar_scale);
         Vec out;
         if (plan.residual < 0) {
@@ -133,7 +134,7 @@ struct BackwardPlan {
   int grad = -1, x = -1, bias = -1, scale = -1;
   bool dropout = false;
   double p = 0.0, survivor = 1.0, scalar_scale = 1.0;
-  std::uint64_t key = 0;
+  std::uint64_t key = 0, threshold = 0;
 };
 
 template <typename scalar_t>
@@ -150,7 +151,7 @@ void run_backward(at::TensorIteratorBase& iter, const BackwardPlan& plan, const 
   // and the sums over broadcast dimensions (thousands of terms) do not drift apart.
   auto keep_factor = [&](std::int64_t index) -> opmath_t {
     if (!plan.dropout) return opmath_t(1);
-    return portable_random::uniform01(plan.key, static_cast<std::uint64_t>(index)) >= plan.p ? opmath_t(1) : opmath_t(0);
+    return portable_random::dropout_keep(plan.key, static_cast<std::uint64_t>(index), plan.threshold) ? opmath_t(1) : opmath_t(0);
   };
   auto load_at = [](char* base, std::int64_t stride, std::int64_t i) {
     return static_cast<opmath_t>(*reinterpret_cast<const scalar_t*>(base + i * stride));
@@ -165,13 +166,9 @@ void run_backward(at::TensorIteratorBase& iter, const BackwardPlan& plan, const 
     if (contiguous) {
       const std::int64_t first = (data[0] - gv_base) / static_cast<std::int64_t>(sizeof(opmath_t));
       auto ptr = [&](int k) { return reinterpret_cast<const scalar_t*>(data[k]); };
+      cpu::KeepLanes<opmath_t> keep(plan.key, plan.threshold, static_cast<std::uint64_t>(first), opmath_t(1));
       for (; i + IO::kWidth <= n; i += IO::kWidth) {
-        Vec m(opmath_t(1));
-        if (plan.dropout) {
-          __at_align__ opmath_t keep[IO::kWidth];
-          for (std::int64_t j = 0; j < IO::kWidth; ++j) keep[j] = keep_factor(first + i + j);
-          m = Vec::loadu(keep);
-        }
+        const Vec m = plan.dropout ? keep.next() : Vec(opmath_t(1));
         const Vec g = IO::load(ptr(plan.grad) + i);
         const Vec s = plan.scale >= 0 ? IO::load(ptr(plan.scale) + i) : Vec(scalar_scale);
         Vec gv = g * s;

@@ -5,7 +5,7 @@
 // row (a transposed or expanded view) is gathered into a per-task scratch row that stays in L1.
 // Outputs are allocated contiguous. at::parallel_for splits the rows so each task keeps about
 // GRAIN_SIZE elements; each row is read once per pass, in cache.
-#include <ATen/Parallel.h>
+#include "ops/cpu/parallel.h"
 #include <ATen/core/Tensor.h>
 #include <c10/util/SmallVector.h>
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "ops/cpu/dispatch.h"
+#include "ops/cpu/lane_bits.h"
 #include "ops/cpu/output.h"
 #include "ops/cpu/rows.h"
 #include "ops/scaled_masked_softmax/kernels.h"
@@ -42,12 +43,10 @@ opmath_t exp_row(const scalar_t* row, const bool* mrow, std::int64_t tk, opmath_
     }
     for (std::int64_t j = i; j < tk; ++j) buf[j] = static_cast<opmath_t>(row[j]) * scale;  // tail: max below
   } else {
-    // The mask bytes widened to 0/1 floats (a loop the compiler vectorizes), then a blend: no
-    // branch on the (unpredictable) mask.
-    __at_align__ opmath_t masked[Vec::size()];
+    // The mask bytes as lane bits (one byte compare, cpu/lane_bits.h), then a blend: no branch
+    // on the (unpredictable) mask.
     for (; i + IO::kWidth <= tk; i += IO::kWidth) {
-      for (std::int64_t k = 0; k < Vec::size(); ++k) masked[k] = static_cast<opmath_t>(mrow[i + k]);
-      const Vec v = Vec::blendv(IO::load(row + i) * Vec(scale), Vec(neg_inf), Vec::loadu(masked) != Vec(opmath_t(0)));
+      const Vec v = cpu::select_lanes<opmath_t>(cpu::nonzero_bits<Vec::size()>(mrow + i), IO::load(row + i) * Vec(scale), neg_inf);
       v.store(buf + i);
       vmax = at::vec::maximum(vmax, v);
     }

@@ -42,7 +42,7 @@ test: build
 	@rc=0; \
 	echo "== ctest =="; ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) > $(BUILD)/ctest.log 2>&1 || rc=1; \
 	grep -E "tests passed|tests failed|Failed|\*\*\*|Total Test time" $(BUILD)/ctest.log | tail -n 60; \
-	echo "== pytest =="; CROSSDEV_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) -m pytest conformance -q -p no:cacheprovider || rc=1; \
+	echo "== pytest =="; CROSSDEV_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) -m pytest conformance -q -p no:cacheprovider --durations=15 || rc=1; \
 	echo "== closing lines =="; grep -E "tests passed|tests failed" $(BUILD)/ctest.log | tail -n 1; \
 	exit $$rc
 

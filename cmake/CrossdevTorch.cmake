@@ -53,8 +53,16 @@ foreach(_dir IN LISTS TORCH_INCLUDE_DIRS)
   endif()
 endforeach()
 if(CROSSDEV_TORCH_PARALLEL STREQUAL "openmp")
-  find_package(OpenMP REQUIRED COMPONENTS CXX)
-  target_link_libraries(crossdev_torch INTERFACE OpenMP::OpenMP_CXX)
+  find_package(OpenMP COMPONENTS CXX)
+  if(OpenMP_CXX_FOUND)
+    target_link_libraries(crossdev_torch INTERFACE OpenMP::OpenMP_CXX)
+  else()
+    # A compiler without OpenMP (Apple clang without libomp) still builds, loudly serial.
+    message(WARNING "crossdev: ATen's parallel backend is OpenMP but ${CMAKE_CXX_COMPILER_ID} has no OpenMP: "
+                    "crossdev's row kernels will run on one thread (for Apple clang: brew install libomp)")
+    target_compile_definitions(crossdev_torch INTERFACE CROSSDEV_SERIAL_PARALLEL_FOR=1)
+    set(CROSSDEV_TORCH_PARALLEL "openmp, but serial here: no OpenMP in this compiler")
+  endif()
 endif()
 message(STATUS "crossdev: ATen's parallel backend is ${CROSSDEV_TORCH_PARALLEL}")
 

@@ -6,6 +6,7 @@
 #include <ATen/Config.h>
 #include <ATen/Parallel.h>
 
-#if AT_PARALLEL_OPENMP && !defined(_OPENMP)
+// CROSSDEV_SERIAL_PARALLEL_FOR: set by CMake, with a warning, when the compiler has no OpenMP.
+#if AT_PARALLEL_OPENMP && !defined(_OPENMP) && !defined(CROSSDEV_SERIAL_PARALLEL_FOR)
 #error "ATen's parallel backend is OpenMP but this file is compiled without -fopenmp: at::parallel_for would run on one thread (link crossdev::torch, cmake/CrossdevTorch.cmake)"
 #endif

@@ -56,9 +56,11 @@ inline __m256i mix64_x4(__m256i z) {
 
 inline std::uint64_t keep_bits(std::uint64_t key, std::uint64_t threshold, std::uint64_t first) {
   namespace pr = portable_random;
+  std::uint64_t bits = 0;
+#if defined(CPU_CAPABILITY_AVX512) || defined(CPU_CAPABILITY_AVX2)
   // Lane j hashes key + (first + j + 1) * golden; each step adds lanes * golden (mod 2^64).
   const std::uint64_t z0 = key + (first + 1) * pr::kGolden;
-  std::uint64_t bits = 0;
+#endif
 #if defined(CPU_CAPABILITY_AVX512)
   const auto g = [](std::uint64_t k) { return static_cast<long long>(k * pr::kGolden); };
   __m512i z = _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(z0)),
@@ -83,7 +85,7 @@ inline std::uint64_t keep_bits(std::uint64_t key, std::uint64_t threshold, std::
   }
 #else
   for (int j = 0; j < kKeepBlock; ++j) {
-    bits |= static_cast<std::uint64_t>((pr::mix64(z0 + static_cast<std::uint64_t>(j) * pr::kGolden) >> 11) >= threshold) << j;
+    bits |= static_cast<std::uint64_t>(pr::dropout_keep(key, first + static_cast<std::uint64_t>(j), threshold)) << j;
   }
 #endif
   return bits;

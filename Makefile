@@ -1,8 +1,10 @@
 # crossdev: two commands for a fresh machine (README.md):
-#   make report   set up, build, run the conformance matrices and benchmarks, write reports/out/
-#   make test     set up, build, run every GoogleTest (CTest) and pytest suite
+#   make report   set up, build, install, run the conformance matrices and benchmarks, write reports/out/
+#   make test     set up, build, install, run every GoogleTest (CTest) and pytest suite
 #   make test-stress   make test with a CPU hog on every core (ci/stress.sh)
-# Other targets are the steps they are made of.
+# Other targets are the steps they are made of. `make install` puts the wheel built from $(BUILD) into
+# the venv $(VENV) (--system-site-packages: it sees the machine's torch), where pytest and the
+# report run: the project's tests run against the installed package, as a user's would.
 SHELL := /bin/bash
 PYTHON ?= python3
 BUILD ?= build
@@ -12,8 +14,14 @@ REPORT_DIR ?= reports/out
 # Accelerator kinds this host lacks run on the sim backend, labelled simulated (real ones win).
 SIMULATE ?= $(or $(CROSSDEV_SIMULATE),cuda:2$(comma)mps$(comma)xpu$(comma)xla:1)
 comma := ,
+VENV ?= $(BUILD)/venv
+VENV_PY := $(VENV)/bin/python
+# The wheel is built in $(BUILD) itself (scikit-build-core's build-dir), with the tests and the bench,
+# so `make install` after `make build` compiles nothing and a second `make test` rebuilds nothing.
+PIP_BUILD := -C build-dir=$(BUILD) -C cmake.define.CROSSDEV_BUILD_TESTS=ON -C cmake.define.CROSSDEV_BUILD_BENCH=ON \
+             -C cmake.define.CROSSDEV_PYTHON_EXECUTABLE=$(PYTHON)
 
-.PHONY: all setup configure build test test-stress ctest pytest report clean help cuda-build-check
+.PHONY: all setup setup-test configure build install test test-stress ctest pytest report clean help cuda-build-check wheel
 
 all: build
 
@@ -21,7 +29,11 @@ help:
 	@sed -n '1,5p' Makefile
 
 setup:
-	@bash ci/setup.sh
+	@PYTHON=$(PYTHON) bash ci/setup.sh
+
+# What only crossdev's own tests need (chromium, the test extra's pins), on top of setup.
+setup-test:
+	@PYTHON=$(PYTHON) bash ci/setup.sh --test
 
 $(BUILD)/build.ninja:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCROSSDEV_PYTHON_EXECUTABLE=$(PYTHON) $(CMAKE_ARGS)
@@ -31,18 +43,31 @@ configure: setup $(BUILD)/build.ninja
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The wheel, as `pip install --no-build-isolation .` builds it, installed into $(VENV).
+install: build
+	@[[ -x $(VENV_PY) ]] || $(PYTHON) -m venv --system-site-packages $(VENV)
+	@start=$$(date +%s); CMAKE_ARGS="$(CMAKE_ARGS)" $(VENV_PY) -m pip install -q --disable-pip-version-check --no-build-isolation \
+	  --no-deps --force-reinstall $(PIP_BUILD) . && echo "install: crossdev into $(VENV) in $$(( $$(date +%s) - start ))s"
+
+# A wheel a runner can cache (dist/), built like `pip wheel --no-build-isolation .`.
+wheel: build
+	CMAKE_ARGS="$(CMAKE_ARGS)" $(PYTHON) -m pip wheel --no-build-isolation --no-deps $(PIP_BUILD) -w dist .
+
 ctest: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) 2>&1 | tail -n 40; exit $${PIPESTATUS[0]}
 
-pytest: build
-	CROSSDEV_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) -m pytest conformance -q -p no:cacheprovider
+# pytest runs in $(VENV): the installed crossdev, its `crossdev` command and its pytest11 plugin.
+PYTEST := PATH=$(abspath $(VENV))/bin:$$PATH CROSSDEV_BUILD_DIR=$(abspath $(BUILD)) $(abspath $(VENV_PY)) -m pytest
+
+pytest: setup-test install
+	$(PYTEST) conformance -q -p no:cacheprovider
 
 # Both runners always run; the target fails if either failed, after both closing lines are printed.
-test: build
+test: setup-test install
 	@rc=0; \
 	echo "== ctest =="; ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) > $(BUILD)/ctest.log 2>&1 || rc=1; \
 	grep -E "tests passed|tests failed|Failed|\*\*\*|Total Test time" $(BUILD)/ctest.log | tail -n 60; \
-	echo "== pytest =="; CROSSDEV_BUILD_DIR=$(abspath $(BUILD)) $(PYTHON) -m pytest conformance -q -p no:cacheprovider --durations=15 || rc=1; \
+	echo "== pytest =="; $(PYTEST) conformance -q -p no:cacheprovider --durations=15 || rc=1; \
 	echo "== closing lines =="; grep -E "tests passed|tests failed" $(BUILD)/ctest.log | tail -n 1; \
 	exit $$rc
 
@@ -50,11 +75,11 @@ test: build
 test-stress:
 	@bash ci/stress.sh BUILD=$(BUILD) PYTHON=$(PYTHON) JOBS=$(JOBS)
 
-report: build
-	@bash ci/report.sh "$(BUILD)" "$(REPORT_DIR)" "$(PYTHON)" "$(SIMULATE)"
+report: install
+	@bash ci/report.sh "$(BUILD)" "$(REPORT_DIR)" "$(abspath $(VENV_PY))" "$(SIMULATE)"
 
 clean:
-	rm -rf $(BUILD) $(REPORT_DIR)
+	rm -rf $(BUILD) $(REPORT_DIR) dist
 
 # The CUDA flavour, compiled and linked without a GPU, in its own venv and build dir under
 # ${XDG_CACHE_HOME:-~/.cache}/crossdev (ci/cuda_build_check.sh). Independent of $(BUILD).

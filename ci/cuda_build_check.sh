@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make cuda-build-check: compile and link the CUDA flavour of crossdev, no GPU needed.
-#   1. a venv with the CUDA torch wheel of the version requirements.txt pins (torch==X from PyPI
+#   1. a venv with the CUDA torch wheel of the version pyproject.toml's [tool.crossdev] default-torch pins (torch==X from PyPI
 #      is the +cu13x build, ~4.7 GB), kept outside the clone and reused while its torch matches;
 #   2. a build dir outside the clone, one per clone path, so a later run on the same machine is
 #      incremental; ccache (Debian `ccache`, installed here when missing) when available;
@@ -22,8 +22,8 @@ skip_setup="${CROSSDEV_SKIP_SETUP:-0}"
 t0=$SECONDS
 say() { echo "cuda-build-check: $*"; }
 
-pin="$(sed -n 's/^torch==\([^ #]*\).*/\1/p' "$here/requirements.txt" | head -n 1)"
-[[ -n "$pin" ]] || { say "no torch==X pin in requirements.txt"; exit 2; }
+pin="$(sed -n 's/^default-torch *= *"torch==\([^"]*\)".*/\1/p' "$here/pyproject.toml" | head -n 1)"
+[[ -n "$pin" ]] || { say "no default-torch = \"torch==X\" in pyproject.toml [tool.crossdev]"; exit 2; }
 
 # --- 1. the venv with the CUDA wheel.
 venv_torch() {

@@ -7,7 +7,7 @@
 #         [-DMATRIX=matrices]
 #
 # The measurements come from one extra test, crossdev.measurements, that prints
-# reports/ctest_measurements.py's <CTestMeasurement> tags for the run's bundle; CTest attaches
+# crossdev.report.ctest_measurements' <CTestMeasurement> tags for the run's bundle; CTest attaches
 # them to that test and CDash charts them across builds (max ULP / abs error per op, dtype and
 # device; GB/s and share of peak per benchmark). Without CDASH_URL nothing is submitted and the
 # results stay in BUILD_DIR/Testing/ (useful to check a dashboard locally).
@@ -80,8 +80,10 @@ if(measure IN_LIST STEPS AND NOT _failed)
   endif()
   if(EXISTS "${_bundle}")
     file(WRITE "${_measure_dir}/CTestTestfile.cmake"
-         "add_test(crossdev.measurements \"${PYTHON}\" \"${CTEST_SOURCE_DIRECTORY}/reports/ctest_measurements.py\" \"${_bundle}\")\n"
-         "set_tests_properties(crossdev.measurements PROPERTIES LABELS \"measurements\")\n")
+         "add_test(crossdev.measurements \"${PYTHON}\" -m crossdev.report.ctest_measurements \"${_bundle}\")\n"
+         # crossdev.report is pure Python: the source tree's copy serves, installed or not.
+         "set_tests_properties(crossdev.measurements PROPERTIES LABELS \"measurements\" "
+         "ENVIRONMENT \"PYTHONPATH=${CTEST_SOURCE_DIRECTORY}/python\")\n")
   endif()
 endif()
 

@@ -2,6 +2,8 @@
 # make report: run the conformance matrices (and the bounded benchmark pass once the bench
 # binary exists) on this host, then render the bundle to HTML. The bundle and HTML are always
 # written; the exit code is the conformance verdict (0 pass, 1 failure, 2 bad input).
+# $3 is the Python of the venv crossdev is installed in (make install): the matrices run through the
+# installed `crossdev run` and `crossdev report`, as a user's runner would run them.
 set -uo pipefail
 build="${1:-build}"; out="${2:-reports/out}"; python="${3:-python3}"; simulate="${4:-}"
 mkdir -p "$out"
@@ -64,11 +66,11 @@ if [[ -x "$build/bin/crossdev_bench" && "${CROSSDEV_SKIP_BENCH:-0}" != 1 ]]; the
 fi
 
 echo "== conformance =="
-"$build/bin/crossdev" run --matrix matrices "${sim_args[@]}" --quiet \
+"$python" -m crossdev run --matrix matrices "${sim_args[@]}" --quiet \
   --out "$out/bundle.json" --junit "$out/junit.xml" "${bench_args[@]}"
 rc=$?
 if [[ -f "$out/bundle.json" ]]; then
   echo "== report =="
-  "$python" reports/render.py "$out/bundle.json" --out "$out" || { echo "report rendering failed" >&2; [[ $rc == 0 ]] && rc=2; }
+  "$python" -m crossdev report "$out/bundle.json" --out "$out" || { echo "report rendering failed" >&2; [[ $rc == 0 ]] && rc=2; }
 fi
 exit $rc

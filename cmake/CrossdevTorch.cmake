@@ -1,6 +1,6 @@
 # Locate LibTorch. A CMAKE_PREFIX_PATH (or Torch_DIR) given by the user wins, so CUDA, XPU and
 # MPS builds of LibTorch 2.x plug in unchanged; otherwise we fall back to the pip wheel that
-# requirements.txt pins, asking its own interpreter where the CMake package lives.
+# `make` installs when none is (pyproject.toml [tool.crossdev]), asking its own interpreter where the CMake package lives.
 if(NOT Torch_DIR)
   execute_process(
     COMMAND ${CROSSDEV_PYTHON_EXECUTABLE} -c "import torch, sys; sys.stdout.write(torch.utils.cmake_prefix_path)"
@@ -55,7 +55,13 @@ endforeach()
 if(CROSSDEV_TORCH_PARALLEL STREQUAL "openmp")
   find_package(OpenMP COMPONENTS CXX)
   if(OpenMP_CXX_FOUND)
-    target_link_libraries(crossdev_torch INTERFACE OpenMP::OpenMP_CXX)
+    # The flag, as cpp_extension passes it, not OpenMP::OpenMP_CXX: that target links the compiler's
+    # libgomp by its full path, and torch/lib ships a libgomp.so.1 too, so CMake would warn on every
+    # target that it cannot order a safe RPATH. -fopenmp links libgomp.so.1 by soname; the process
+    # loads one copy, whichever comes first.
+    separate_arguments(_crossdev_omp_flags NATIVE_COMMAND "${OpenMP_CXX_FLAGS}")
+    target_compile_options(crossdev_torch INTERFACE "$<$<COMPILE_LANGUAGE:CXX>:${_crossdev_omp_flags}>")
+    target_link_options(crossdev_torch INTERFACE ${_crossdev_omp_flags})
   else()
     # A compiler without OpenMP (Apple clang without libomp) still builds, loudly serial.
     message(WARNING "crossdev: ATen's parallel backend is OpenMP but ${CMAKE_CXX_COMPILER_ID} has no OpenMP: "

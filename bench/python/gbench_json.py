@@ -3,7 +3,7 @@
 One "iteration" entry per repetition and, with two or more repetitions, the aggregates Google
 Benchmark adds (mean, median, stddev, cv) plus min and max (custom statistics, as
 ComputeStatistics("min", ...) would add). Counters are top-level keys of each entry, aggregated
-like the time. compare.py, bench/summarize.py, ci/bench_gate.py and reports/ read it unchanged.
+like the time. compare.py, bench/summarize.py, `crossdev bench-gate` and `crossdev report` read it unchanged.
 """
 import json
 import os

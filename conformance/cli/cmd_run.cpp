@@ -32,6 +32,7 @@
 #include "runner/isolated_runner.h"
 #include "runner/run_context.h"
 #include "runner/runner.h"
+#include "util/data_dir.h"
 #include "util/load_library.h"
 
 namespace crossdev::cli {
@@ -40,11 +41,7 @@ namespace {
 std::string default_matrix_path() {
   std::error_code ec;
   if (std::filesystem::is_directory("matrices", ec)) return "matrices";
-#ifdef CROSSDEV_MATRIX_DIR
-  return CROSSDEV_MATRIX_DIR;
-#else
-  return "matrices";
-#endif
+  return builtin_matrix_dir();  // the installed package's catalog, or the build's sources
 }
 
 // Strict numbers: the whole text, no sign tricks, no trailing text.
@@ -142,7 +139,18 @@ int cmd_run(const std::vector<std::string>& argv) {
   // Before the matrices load: candidate rows name ops these libraries register.
   std::vector<std::string> libraries;
   try {
-    libraries = load_libraries(args.get_all("--load-library"));
+    // First in a child process (`crossdev load-check`, util/load_library.h): a library whose
+    // static initialisers throw (a taken TORCH_LIBRARY namespace, the same extension twice)
+    // would abort this process; there it is one line of bad input. Workers skip it: their
+    // parent checked the same libraries.
+    const std::vector<std::string> paths = split_library_lists(args.get_all("--load-library"));
+    if (!paths.empty() && !args.has("--worker")) {
+      std::vector<std::string> check = {"/proc/self/exe", "load-check"};
+      if (!ctx.simulate_spec.empty()) check.insert(check.end(), {"--simulate", ctx.simulate_spec});
+      check.insert(check.end(), paths.begin(), paths.end());
+      check_libraries_in_child(check);
+    }
+    libraries = load_library_paths(paths);
   } catch (const LoadLibraryError& e) {
     throw UsageError(std::string("--load-library: ") + e.what());
   }

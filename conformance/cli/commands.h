@@ -8,5 +8,6 @@ namespace crossdev::cli {
 int cmd_devices(const std::vector<std::string>& args);
 int cmd_resolve(const std::vector<std::string>& args);
 int cmd_run(const std::vector<std::string>& args);
+int cmd_load_check(const std::vector<std::string>& args);  // internal (util/load_library.h)
 
 }  // namespace crossdev::cli

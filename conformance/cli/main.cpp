@@ -15,18 +15,20 @@ namespace {
 struct Command {
   const char* name;
   int (*run)(const std::vector<std::string>&);
-  const char* summary;
+  const char* summary;  // nullptr: internal, not listed
 };
 
 constexpr Command kCommands[] = {
     {"devices", crossdev::cli::cmd_devices, "list this host's device kinds (real or simulated)"},
     {"resolve", crossdev::cli::cmd_resolve, "resolve device requests through the redirect policy"},
     {"run", crossdev::cli::cmd_run, "run conformance matrices and write the bundle / JUnit"},
+    {"load-check", crossdev::cli::cmd_load_check, nullptr},  // --load-library's check in a child process
 };
 
 void usage(std::ostream& out) {
   out << "usage: crossdev <command> [options]   (crossdev <command> --help for details)\n\ncommands:\n";
-  for (const auto& c : kCommands) out << "  " << c.name << std::string(10 - std::strlen(c.name), ' ') << c.summary << "\n";
+  for (const auto& c : kCommands)
+    if (c.summary != nullptr) out << "  " << c.name << std::string(10 - std::strlen(c.name), ' ') << c.summary << "\n";
   out << "\nexit codes: 0 pass, 1 conformance failure, 2 bad input (or a file that cannot be read or written),\n"
          "130/143 interrupted by SIGINT/SIGTERM\n";
 }

@@ -1,10 +1,11 @@
 """pytest driver for crossdev.
 
-Puts the built module on sys.path ($CROSSDEV_BUILD_DIR/python, default build/python) and adds
-the runner options:
-  --device KIND      run device-specific tests for this device kind (default: every kind the host has)
-  --simulate SPEC    simulate kinds the host lacks, e.g. "cuda:2,mps" (default: $CROSSDEV_SIMULATE)
+The tests run against the INSTALLED crossdev (`make test` installs the wheel into a venv and runs
+pytest with it), so a file missing from the wheel fails a test. Without an installed crossdev (a
+developer's `PYTHONPATH`-less run from a build tree), the build's mirror $CROSSDEV_BUILD_DIR/python
+(default build/python) is used. Test-only libraries and binaries are read from the build tree.
 """
+import importlib.util
 import os
 import pathlib
 import subprocess
@@ -14,17 +15,15 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD_DIR = pathlib.Path(os.environ.get("CROSSDEV_BUILD_DIR", ROOT / "build")).resolve()
-sys.path.insert(0, str(BUILD_DIR / "python"))
+if importlib.util.find_spec("crossdev") is None:
+    sys.path.insert(0, str(BUILD_DIR / "python"))
 sys.path.insert(0, str(ROOT))
 
 
-def pytest_addoption(parser, pluginmanager):
-    if pluginmanager.has_plugin("crossdev.pytest_plugin"):
-        return  # loaded too: it defines --device and --simulate, with the same meaning
-    group = parser.getgroup("crossdev")
-    group.addoption("--device", action="append", default=[], help="device kind(s) to run device-specific tests on")
-    group.addoption("--simulate", default=os.environ.get("CROSSDEV_SIMULATE", ""),
-                    help='simulate device kinds the host lacks, e.g. "cuda:2,mps"')
+def pytest_report_header(config):
+    spec = importlib.util.find_spec("crossdev")
+    where = pathlib.Path(spec.origin).parent if spec and spec.origin else "(not importable)"
+    return f"crossdev under test: {where}"
 
 
 @pytest.fixture(scope="session")
@@ -57,20 +56,26 @@ def built_library(build_dir):
 
 @pytest.fixture(scope="session")
 def simulate_spec(request):
-    return request.config.getoption("--simulate")
+    """crossdev's plugin's --crossdev-simulate (its entry point loads it), else $CROSSDEV_SIMULATE."""
+    given = request.config.getoption("--crossdev-simulate", default=None)
+    return given if given is not None else os.environ.get("CROSSDEV_SIMULATE", "")
+
+
+def crossdev_command():
+    """The installed `crossdev` console script (next to this Python), else `python -m crossdev`."""
+    script = pathlib.Path(sys.executable).parent / "crossdev"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "crossdev"]
 
 
 @pytest.fixture(scope="session")
-def cli(build_dir):
-    """Run build/bin/crossdev; returns CompletedProcess with text output."""
-    exe = build_dir / "bin" / "crossdev"
-    if not exe.exists():
-        pytest.fail(f"{exe} is missing: build first (make build)")
+def cli():
+    """Run the `crossdev` command; returns CompletedProcess with text output."""
+    command = crossdev_command()
 
     def run(*args, env=None, cwd=ROOT):
         full_env = dict(os.environ)
         full_env.update(env or {})
-        return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, env=full_env,
+        return subprocess.run([*command, *map(str, args)], capture_output=True, text=True, env=full_env,
                               cwd=cwd, timeout=300)
     return run
 

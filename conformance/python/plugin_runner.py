@@ -1,5 +1,11 @@
-"""Runs `python -m pytest -p crossdev.pytest_plugin ...` in a subprocess, as a user would, for
-the plugin's tests (test_pytest_plugin*.py)."""
+"""Runs `python -m pytest ...` with crossdev's plugin in a subprocess, as a user would, for the
+plugin's tests (test_pytest_plugin*.py). Where crossdev is installed, the plugin is its `pytest11`
+entry point `crossdev` (named with `-p crossdev`, which loads that entry point once, also when
+autoloading is off); in a build tree without the package, `-p crossdev.pytest_plugin` loads the
+module from build/python. Naming the module while the entry point is installed would register
+it twice (pluggy refuses: "Plugin already registered under a different name")."""
+import functools
+import importlib.metadata
 import os
 import pathlib
 import re
@@ -20,13 +26,36 @@ def make_report_simulate():
     return m.group(1).replace("$(comma)", ",")
 
 
-def run_pytest(*args, cache=False, env=None, cwd=ROOT, timeout=900, extra_path=()):
+@functools.lru_cache(maxsize=None)
+def entry_point_installed():
+    """Whether the `crossdev` pytest11 entry point is installed (the wheel), for this python."""
+    return any(ep.name == "crossdev" and ep.value.startswith("crossdev.pytest_plugin")
+               for ep in importlib.metadata.entry_points(group="pytest11"))
+
+
+def plugin_args():
+    """How a pytest command line loads crossdev's plugin here."""
+    return ["-p", "crossdev"] if entry_point_installed() else ["-p", "crossdev.pytest_plugin"]
+
+
+def pytest_env(env=None, extra_path=()):
     full_env = dict(os.environ)
     full_env.pop("CROSSDEV_SIMULATE", None)
     full_env.pop("PYTEST_ADDOPTS", None)
-    full_env["PYTHONPATH"] = os.pathsep.join([str(BUILD_DIR / "python"), *map(str, extra_path)])
+    # The installed package is the one under test; a build tree without it puts build/python first.
+    paths = ([] if entry_point_installed() else [str(BUILD_DIR / "python")]) + [str(p) for p in extra_path]
+    if paths:
+        full_env["PYTHONPATH"] = os.pathsep.join(paths)
+    else:
+        full_env.pop("PYTHONPATH", None)
     full_env.update(env or {})
-    cmd = [sys.executable, "-m", "pytest", "-p", "crossdev.pytest_plugin", "--rootdir", str(cwd)]
+    return full_env
+
+
+def run_pytest(*args, cache=False, env=None, cwd=ROOT, timeout=900, extra_path=()):
+    """pytest in a subprocess, with crossdev's plugin loaded (used or not, as the arguments say)."""
+    full_env = pytest_env(env, extra_path)
+    cmd = [sys.executable, "-m", "pytest", *plugin_args(), "--rootdir", str(cwd)]
     if not cache:
         cmd += ["-p", "no:cacheprovider"]
     return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True, env=full_env, cwd=cwd,

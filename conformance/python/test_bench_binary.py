@@ -239,6 +239,6 @@ def test_smoke_json_passes_the_gate_against_itself(smoke_json, tmp_path):
     import sys
     path = tmp_path / "b.json"
     path.write_text(json.dumps(smoke_json))
-    proc = subprocess.run([sys.executable, str(ROOT / "ci" / "bench_gate.py"), "--baseline", str(path), str(path)],
+    proc = subprocess.run([sys.executable, "-m", "crossdev", "bench-gate", "--baseline", str(path), str(path)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr

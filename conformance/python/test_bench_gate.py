@@ -1,9 +1,8 @@
-"""ci/bench_gate.py on synthetic baseline/current pairs: each verdict, each exit code.
+"""`crossdev bench-gate` (crossdev.bench_gate) on synthetic baseline/current pairs: each verdict, each exit code.
 
 The samples are drawn from seeded generators around known medians, so every pair has a known
 answer (a 30% slowdown with 10 repetitions is significant; two draws of one distribution are not).
 """
-import importlib.util
 import json
 import random
 import subprocess
@@ -11,19 +10,9 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+import crossdev.bench_gate as bench_gate
 
-GATE = ROOT / "ci" / "bench_gate.py"
-
-
-def _load_gate():
-    spec = importlib.util.spec_from_file_location("bench_gate", GATE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-bench_gate = _load_gate()
+GATE = [sys.executable, "-m", "crossdev", "bench-gate"]
 
 
 class Result:
@@ -182,7 +171,7 @@ def test_cli_exit_codes(tmp_path):
     base, cur = tmp_path / "base.json", tmp_path / "cur.json"
     base.write_text(json.dumps(gbench_json({"a": draws(1, 100.0, 6)})))
     cur.write_text(json.dumps(gbench_json({"a": draws(2, 180.0, 6)})))
-    proc = subprocess.run([sys.executable, str(GATE), "--baseline", str(base), str(cur)], capture_output=True,
+    proc = subprocess.run([*GATE, "--baseline", str(base), str(cur)], capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 1 and "regression" in proc.stdout
 
@@ -190,10 +179,10 @@ def test_cli_exit_codes(tmp_path):
 def test_missing_file_and_bad_options_exit_2(tmp_path):
     good = tmp_path / "good.json"
     good.write_text(json.dumps(gbench_json({"a": [1.0]})))
-    proc = subprocess.run([sys.executable, str(GATE), "--baseline", str(tmp_path / "nope.json"), str(good)],
+    proc = subprocess.run([*GATE, "--baseline", str(tmp_path / "nope.json"), str(good)],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "nope.json" in proc.stderr
-    proc = subprocess.run([sys.executable, str(GATE), "--baseline", str(good), str(good), "--threshold", "-1"],
+    proc = subprocess.run([*GATE, "--baseline", str(good), str(good), "--threshold", "-1"],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "--threshold" in proc.stderr
 

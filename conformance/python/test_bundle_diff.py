@@ -1,6 +1,6 @@
-"""ci/bundle_diff.py: two bundles that differ only in timings, ids, versions, commits and places are
+"""`crossdev diff`: two bundles that differ only in timings, ids, versions, commits and places are
 the same (0); a changed verdict, metric, label or case set is a difference, shown as a diff (1); a
-bundle reports/ cannot load is bad input (2)."""
+bundle crossdev.report cannot load is bad input (2)."""
 import copy
 import json
 import subprocess
@@ -8,11 +8,11 @@ import sys
 
 import pytest
 
-from reports import sample
+from crossdev.report import sample
 
 
 def run(repo_root, *args):
-    proc = subprocess.run([sys.executable, "ci/bundle_diff.py", *map(str, args)], cwd=repo_root,
+    proc = subprocess.run([sys.executable, "-m", "crossdev", "diff", *map(str, args)], cwd=repo_root,
                           capture_output=True, text=True, timeout=60)
     return proc.returncode, proc.stdout, proc.stderr
 

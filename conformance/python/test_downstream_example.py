@@ -31,23 +31,56 @@ def cache_entries(build_dir):
     return entries
 
 
+def crossdev_cmake_prefix():
+    """The installed crossdev's CMake package folder (crossdev.cmake_prefix_path), as a user gets it."""
+    proc = subprocess.run([sys.executable, "-c", "import crossdev; print(crossdev.cmake_prefix_path)"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    prefix = pathlib.Path(proc.stdout.strip())
+    assert (prefix / "crossdev" / "crossdevConfig.cmake").is_file(), f"no CMake package under {prefix}"
+    return prefix
+
+
 @pytest.fixture(scope="module")
-def example_library(build_dir):
-    """Configures (once) and builds the example the way its README says, with crossdev's LibTorch."""
+def example_build(build_dir):
+    """Configures and builds the example the way its README says: crossdev's LibTorch, and the
+    installed crossdev through find_package(crossdev)."""
     cache = cache_entries(build_dir)
     out = build_dir / "examples" / "downstream"
-    configure = ["cmake", "-S", EXAMPLE, "-B", out, "-DCMAKE_BUILD_TYPE=Release"]
+    configure = ["cmake", "-S", EXAMPLE, "-B", out, "-DCMAKE_BUILD_TYPE=Release",
+                 f"-DCMAKE_PREFIX_PATH={crossdev_cmake_prefix()}"]
     if "CMAKE_GENERATOR" in cache:
         configure += ["-G", cache["CMAKE_GENERATOR"]]
     configure += [f"-D{k}={cache[k]}" for k in SHARED_CACHE_ENTRIES if k in cache]
     start = time.monotonic()
-    for command in ([] if (out / "CMakeCache.txt").exists() else [configure]) + [["cmake", "--build", out]]:
+    for command in (configure, ["cmake", "--build", out]):
         proc = subprocess.run([str(c) for c in command], capture_output=True, text=True, timeout=1200)
         assert proc.returncode == 0, f"{' '.join(map(str, command))}\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
     print(f"examples/downstream built in {time.monotonic() - start:.1f} s")
-    library = out / "libmylib_ops.so"
-    assert library.exists()
-    return library
+    assert (out / "libmylib_ops.so").exists() and (out / "libmylib_preset.so").exists()
+    return out
+
+
+@pytest.fixture(scope="module")
+def example_library(example_build):
+    return example_build / "libmylib_ops.so"
+
+
+def test_the_preset_built_with_find_package_crossdev_drives_redirect_rows(cli, example_build, tmp_path):
+    """libmylib_preset.so links crossdev::core from the installed package (no crossdev source or
+    build tree in its build) and registers mylib-xpu-first; its rows pass only when it is loaded."""
+    cache = (example_build / "CMakeCache.txt").read_text()
+    crossdev_dir = re.search(r"^crossdev_DIR:PATH=(.*)$", cache, re.M).group(1)
+    assert "site-packages" in crossdev_dir and crossdev_dir.endswith("crossdev/share/cmake/crossdev"), crossdev_dir
+    out = tmp_path / "bundle.json"
+    proc = cli("run", "--load-library", example_build / "libmylib_preset.so", "--matrix", EXAMPLE / "matrices" / "presets",
+               "--quiet", "--out", out)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    cases = json.loads(out.read_text())["cases"]
+    assert {c["id"]: c["status"] for c in cases} == {
+        "mylib.preset.xpu-and-cuda": "pass", "mylib.preset.cuda": "pass", "mylib.preset.explicit": "pass"}
+    without = cli("run", "--matrix", EXAMPLE / "matrices" / "presets", "--quiet", "--out", tmp_path / "no.json")
+    assert without.returncode == 2 and "mylib-xpu-first" in without.stderr, without.stderr
 
 
 def run_example(cli, library, tmp_path, bug):
@@ -84,7 +117,7 @@ def test_the_bug_is_caught_with_the_failing_cases_and_their_mismatch(cli, exampl
     assert junit_failures == set(failed)
     # The rendered report lists them too.
     report = tmp_path / "report"
-    render = subprocess.run([sys.executable, ROOT / "reports" / "render.py", tmp_path / "bundle.json", "--out", report],
+    render = subprocess.run([sys.executable, "-m", "crossdev", "report", tmp_path / "bundle.json", "--out", report],
                             capture_output=True, text=True, timeout=300)
     assert render.returncode == 0, render.stderr
     summary = (report / "summary.md").read_text().replace("\\_", "_")  # Markdown escapes underscores
@@ -97,8 +130,7 @@ def test_the_bug_is_caught_with_the_failing_cases_and_their_mismatch(cli, exampl
 def test_the_examples_own_pytest(build_dir, example_library, bug):
     """mylib's CI: its ops through torch.ops and crossdev.run_matrix (the Python custom op
     included), opcheck, and get_device() against the cuda-first preset on this host."""
-    env = dict(os.environ, PYTHONPATH=str(build_dir / "python"), MYLIB_LIBRARY=str(example_library),
-               MYLIB_BUG="1" if bug else "0")
+    env = dict(os.environ, MYLIB_LIBRARY=str(example_library), MYLIB_BUG="1" if bug else "0")
     # With the bug on, only the test that must turn red: the others do not depend on it.
     select = ["-k", "test_cpp_ops_pass_crossdev"] if bug else []
     proc = subprocess.run([sys.executable, "-m", "pytest", EXAMPLE / "tests", "-q", "-p", "no:cacheprovider", *select],

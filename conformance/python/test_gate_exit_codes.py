@@ -1,19 +1,16 @@
-"""ci/gate.py: 0 pass, 1 on fail/xpass/error/crash (not xfail or skip), 2 on bad input."""
+"""`crossdev gate`: 0 pass, 1 on fail/xpass/error/crash (not xfail or skip), 2 on bad input."""
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from reports import sample
-
-BENCH_GATE = Path(__file__).resolve().parents[2] / "ci" / "bench_gate.py"
+from crossdev.report import sample
 
 
 def gate(repo_root, *args):
-    proc = subprocess.run([sys.executable, "ci/gate.py", *map(str, args)], cwd=repo_root, capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-m", "crossdev", "gate", *map(str, args)], cwd=repo_root,
+                          capture_output=True, text=True, timeout=60)
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -62,8 +59,24 @@ def test_perf_baseline_without_benchmarks_in_bundle_fails_closed(tmp_path, repo_
 
 
 def test_missing_perf_baseline_is_bad_input(tmp_path, repo_root):
-    rc, _, err = gate(repo_root, bundle_with(tmp_path, "a", "pass"), "--baseline-bench", tmp_path / "none.json")
-    assert rc == 2 and f"{tmp_path / 'none.json'}: baseline benchmark file not found" in err
+    """Exit 2, naming the file and what was expected there."""
+    rc, out, err = gate(repo_root, bundle_with(tmp_path, "a", "pass"), "--baseline-bench", tmp_path / "none.json")
+    assert rc == 2, out + err
+    assert f"crossdev gate: error: {tmp_path / 'none.json'}: no such file: --baseline-bench expected a Google " \
+           "Benchmark JSON file" in err
+    assert "gate: BAD INPUT (exit 2)" in out and "Traceback" not in err
+
+
+def test_a_baseline_that_is_not_benchmark_json_is_bad_input(tmp_path, repo_root):
+    """A baseline that exists but is no benchmark output: named, with what was expected."""
+    other = tmp_path / "other.json"
+    other.write_text('{"hello": 1}')
+    doc = sample.bundle("cpu", [sample.case("a", "context")], benchmarks=bench_with_repetitions(100.0))
+    current = tmp_path / "current.json"
+    current.write_text(json.dumps(doc))
+    rc, out, err = gate(repo_root, current, "--baseline-bench", other)
+    assert rc == 2, out + err
+    assert f"{other}: expected a Google Benchmark JSON object with a `benchmarks` list" in err
 
 
 def bench_with_repetitions(ns_per_iteration, repetitions=9):
@@ -75,7 +88,6 @@ def bench_with_repetitions(ns_per_iteration, repetitions=9):
     return {"context": {"host_name": "sample"}, "benchmarks": runs}
 
 
-@pytest.mark.skipif(not BENCH_GATE.exists(), reason="ci/bench_gate.py is not in this checkout")
 @pytest.mark.parametrize("current_ns, expected", [(100.0, 0), (200.0, 1)])
 def test_perf_regression_is_delegated_to_bench_gate(tmp_path, repo_root, current_ns, expected):
     baseline = tmp_path / "baseline.json"
@@ -93,7 +105,7 @@ def test_a_bundle_with_no_cases_is_bad_input(tmp_path, repo_root):
     empty.write_text(json.dumps(sample.bundle("cpu", [], host="empty")))
     rc, out, err = gate(repo_root, bundle_with(tmp_path, "a", "pass"), empty)
     assert rc == 2, out + err
-    assert f"gate.py: error: {empty}: the bundle has no cases (expected at least one: an empty selection " \
+    assert f"crossdev gate: error: {empty}: the bundle has no cases (expected at least one: an empty selection " \
            "runs nothing and proves nothing)" in err
     assert "gate: BAD INPUT (exit 2)" in out
     assert gate(repo_root, empty)[0] == 2

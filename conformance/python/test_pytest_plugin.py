@@ -26,7 +26,7 @@ def yaml_row_ids():
 
 
 def test_collects_every_row_of_every_suite_with_catalog_ids():
-    r = run_pytest("matrices/", "--collect-only", "-q", "--simulate", make_report_simulate())
+    r = run_pytest("matrices/", "--collect-only", "-q", "--crossdev-simulate", make_report_simulate())
     assert r.returncode == 0, r.stdout + r.stderr
     items = collected_ids(r)
     assert len(items) == len(set(items)), "duplicate node ids"
@@ -69,7 +69,7 @@ def test_dash_k_selects_cases_by_id():
     assert r.returncode == 0, r.stdout
     assert "1 passed, 3 deselected" in r.stdout
     r = run_pytest("matrices/", "-q", "--collect-only", "-k", "ops.modulate and cuda and odd_tail and fused",
-                   "--simulate", "cuda:1")
+                   "--crossdev-simulate", "cuda:1")
     assert [name for _, name in collected_ids(r)] == [f"ops.modulate/cuda/{d}/odd_tail/fused"
                                                       for d in ("float32", "float16", "bfloat16", "float64")]
 
@@ -120,7 +120,7 @@ def write_ops_matrix(folder):
 
 
 def test_expectations_become_strict_xfail_and_skip_markers(tmp_path, cli):
-    folder = tmp_path / "mine"
+    folder = tmp_path / "matrices"  # a folder named `matrices`, named on the command line, is a catalog
     write_ops_matrix(folder)
     env = {"CROSSDEV_MUTANT": "gelu_tanh.truncated_beta"}
     r = run_pytest(folder, "-v", "-rxXs", "--crossdev-load-library", MUTANTS, "--crossdev-bundle",
@@ -150,8 +150,8 @@ def test_expectations_become_strict_xfail_and_skip_markers(tmp_path, cli):
      ["'nope'", "get_device"]),
     (["--crossdev-picker", "seed004_get_device:get_device", "--crossdev-picker-preset", "gpu-first"],
      ["'gpu-first'", "torchdevice", "cuda-first", "hf-accelerate", "lightning"]),
-    (["--device", "gpu"], ["'gpu'", "cpu", "cuda", "mps", "xpu", "xla"]),
-    (["--simulate", "cuda:x"], ["cuda:x"]),
+    (["--crossdev-device", "gpu"], ["--crossdev-device", "'gpu'", "cpu", "cuda", "mps", "xpu", "xla"]),
+    (["--crossdev-simulate", "cuda:x"], ["--crossdev-simulate", "cuda:x", "cpu, cuda, mps, xpu, xla"]),
 ])
 def test_bad_option_is_a_usage_error_naming_it_and_the_choices(args, names):
     from plugin_runner import PICKERS
@@ -170,7 +170,7 @@ def test_malformed_matrix_is_a_collection_error_with_file_and_line():
 
 
 def test_device_option_keeps_the_cases_of_those_kinds():
-    r = run_pytest("matrices/ops.yaml", "--collect-only", "-q", "--device", "tpu")
+    r = run_pytest("matrices/ops.yaml", "--collect-only", "-q", "--crossdev-device", "tpu")
     names = [name for _, name in collected_ids(r)]
     assert names and all(n.split("/")[1] == "xla" for n in names)
     assert "deselected" in r.stdout
@@ -203,3 +203,88 @@ def test_crossdev_import_registers_custom_ops_before_collection(tmp_path):
                    env={"MYOPS_MARK": str(mark)})
     assert r.returncode == 0, r.stdout + r.stderr
     assert mark.read_text() == "[2.0, 2.0]"
+
+
+# ---------------------------------------------------------------------------- which YAML files are matrices
+
+RIGHT_ROW = textwrap.dedent("""\
+    suite: redirect
+    cases:
+      - {{id: {id}, source: "test_pytest_plugin.py", intent: "collected when asked",
+         host: mps, request: cpu, expect: "mps:0", action: redirected}}
+    """)
+
+
+@pytest.fixture()
+def project(tmp_path):
+    """A user's tree: tests with unrelated YAML (one in a folder named `matrices`, reached by
+    walking), a top-level matrices/ and a checks/ folder of matrices."""
+    (tmp_path / "tests" / "data").mkdir(parents=True)
+    (tmp_path / "tests" / "matrices").mkdir()
+    (tmp_path / "tests" / "test_plain.py").write_text("def test_plain():\n    pass\n")
+    (tmp_path / "tests" / "data" / "settings.yaml").write_text("not: [a, crossdev, matrix\n")
+    (tmp_path / "tests" / "matrices" / "rows.yaml").write_text("suite: [broken\n")
+    for folder, row in (("matrices", "top.row"), ("checks", "checks.row")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "rows.yaml").write_text(RIGHT_ROW.format(id=row))
+    return tmp_path
+
+
+COLLECTION_CASES = [
+    # Walking finds YAML files: none is a matrix, whatever its folder is called.
+    (["tests"], None, [("tests/test_plain.py", "test_plain")]),
+    # A folder named `matrices`, named on the command line.
+    (["matrices"], None, [("matrices/rows.yaml", "top.row")]),
+    # Another folder named on the command line is not a catalog ...
+    (["checks"], None, []),
+    # ... unless crossdev_matrices lists it (relative to the ini file's folder, or the rootdir).
+    (["checks"], "checks", [("checks/rows.yaml", "checks.row")]),
+    # A YAML file named on the command line always is one.
+    (["checks/rows.yaml"], None, [("checks/rows.yaml", "checks.row")]),
+    # With no argument pytest walks the rootdir: the ini's catalogs are collected, nothing else.
+    ([], "checks", [("checks/rows.yaml", "checks.row"), ("tests/test_plain.py", "test_plain")]),
+    # An ini catalog that collection does not reach leaves the session alone.
+    (["tests"], "checks", [("tests/test_plain.py", "test_plain")]),
+]
+
+
+@pytest.mark.parametrize("args, ini, ini_style, want", [
+    (args, ini, style, want) for args, ini, want in COLLECTION_CASES for style in (["-o", "pytest.ini"] if ini else [None])])
+def test_matrices_are_collected_only_when_asked(project, args, ini, ini_style, want):
+    extra = []
+    if ini_style == "-o":
+        extra = ["-o", f"crossdev_matrices={ini}"]
+    elif ini_style == "pytest.ini":
+        (project / "pytest.ini").write_text(f"[pytest]\ncrossdev_matrices =\n    {ini}\n")
+    r = run_pytest(*args, "--collect-only", "-q", *extra, cwd=project)
+    assert r.returncode in (0, 5), r.stdout + r.stderr
+    assert sorted(collected_ids(r)) == sorted(want), r.stdout
+
+
+def test_an_explicit_yaml_file_that_is_not_a_matrix_is_a_collection_error(project):
+    r = run_pytest("tests/data/settings.yaml", "-q", cwd=project)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "settings.yaml" in r.stdout
+
+
+def test_a_missing_crossdev_matrices_entry_is_a_usage_error(project):
+    r = run_pytest("tests", "-q", "-o", "crossdev_matrices=nowhere", cwd=project)
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert "crossdev_matrices: 'nowhere'" in r.stderr and "does not exist" in r.stderr, r.stderr
+
+
+def test_a_projects_own_device_and_simulate_options_do_not_clash(project):
+    """Many projects define --device in their conftest; the plugin's options all carry --crossdev-."""
+    (project / "tests" / "conftest.py").write_text(textwrap.dedent("""\
+        def pytest_addoption(parser):
+            parser.addoption("--device", default="cpu")
+            parser.addoption("--simulate", default="")
+        """))
+    (project / "tests" / "test_plain.py").write_text(textwrap.dedent("""\
+        def test_plain(pytestconfig):
+            assert pytestconfig.getoption("--device") == "cuda"
+            assert pytestconfig.getoption("--simulate") == "yes"
+        """))
+    r = run_pytest("tests", "matrices", "-q", "--device", "cuda", "--simulate", "yes", cwd=project)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "2 passed" in r.stdout, r.stdout

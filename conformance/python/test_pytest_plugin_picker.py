@@ -1,6 +1,8 @@
 """Device-picker checks (--crossdev-picker MODULE:CALLABLE --crossdev-picker-preset NAME): one item
-per simulated host profile, the picker's answer against the preset's decision, and every patched
-probe restored afterwards, even when the picker raises."""
+per simulated host profile, the picker's answer against the preset's decision. Each host's picker
+runs in a fresh process (crossdev.picker_check); a picker that raises, hangs or dies fails its host
+with the reason, and the pytest process itself is never patched. The real accelerate and Lightning
+pickers: test_pytest_plugin_real_pickers.py."""
 import textwrap
 
 import pytest
@@ -10,13 +12,13 @@ from plugin_runner import PICKERS, run_pytest
 PRESET = "cuda-first"
 
 
-def picker_run(tmp_path, spec, *args, preset=PRESET, modules=None):
+def picker_run(tmp_path, spec, *args, preset=PRESET, modules=None, args_before=()):
     for name, text in (modules or {}).items():
         (tmp_path / f"{name}.py").write_text(textwrap.dedent(text))
     empty = tmp_path / "nothing_else"
     empty.mkdir(exist_ok=True)
-    return run_pytest(empty, "-v", "--crossdev-picker", spec, "--crossdev-picker-preset", preset, *args,
-                      extra_path=[PICKERS, tmp_path], cwd=tmp_path)
+    return run_pytest(empty, "-v", *args_before, "--crossdev-picker", spec, "--crossdev-picker-preset", preset,
+                      *args, extra_path=[PICKERS, tmp_path], cwd=tmp_path)
 
 
 def outcomes(result):
@@ -38,11 +40,16 @@ def decision(crossdev_module, host, preset=PRESET):
     return crossdev_module.resolve([None], host=host, policy=preset)[0]["resolved_type"]
 
 
-def test_a_correct_picker_passes_on_every_host(tmp_path, hosts):
-    # cuda-first written out by hand from the probes the plugin patches.
-    r = picker_run(tmp_path, "good:pick", modules={"good": """
-        import importlib.util, torch
+def test_a_correct_picker_passes_on_every_host_each_in_a_fresh_process(tmp_path, hosts):
+    """cuda-first written out by hand. It caches its first answer (as accelerate's PartialState and
+    lru_cache'd availability checks do) and still sees each host: every host's picker runs in a
+    process of its own."""
+    r = picker_run(tmp_path, "good:pick", modules={"good": f"""
+        import functools, importlib.util, os, torch
+        @functools.lru_cache
         def pick():
+            with open(os.path.join({str(tmp_path)!r}, "pids.txt"), "a") as f:
+                f.write(f"{{os.getpid()}}\\n")
             if torch.cuda.is_available(): return "cuda"
             if torch.xpu.is_available(): return "xpu"
             if torch.backends.mps.is_available(): return "mps"
@@ -51,6 +58,8 @@ def test_a_correct_picker_passes_on_every_host(tmp_path, hosts):
         """})
     assert r.returncode == 0, r.stdout + r.stderr
     assert outcomes(r) == {h: "PASSED" for h in hosts}
+    pids = (tmp_path / "pids.txt").read_text().split()
+    assert len(pids) == len(set(pids)) == len(hosts)
 
 
 def test_a_wrong_picker_fails_where_the_preset_picks_an_accelerator(tmp_path, hosts, crossdev_module):
@@ -73,36 +82,94 @@ def test_seed_004_get_device_against_cuda_first(tmp_path, hosts, crossdev_module
     assert r.returncode == (1 if "FAILED" in want.values() else 0)
 
 
-def test_every_probe_is_restored_even_when_the_picker_raises(tmp_path):
+def test_a_raising_picker_fails_with_its_exception_and_the_pytest_process_is_untouched(tmp_path, hosts):
     r = picker_run(tmp_path, "raising:pick", "-p", "restore_check", modules={
         "raising": "def pick():\n    raise RuntimeError('picker blew up')\n",
         # A plugin loaded before crossdev's: notes the probes first, compares them at the end.
         "restore_check": """
-            import importlib.util, torch
+            import importlib.metadata, importlib.util, platform, sys, torch
             def probes():
                 return [torch.cuda.is_available, torch.cuda.device_count, torch.backends.mps.is_available,
-                        torch.xpu.is_available, torch.xpu.device_count, importlib.util.find_spec]
+                        torch.backends.mps.is_built, torch.xpu.is_available, torch.xpu.device_count,
+                        importlib.util.find_spec, platform.processor,
+                        vars(importlib.metadata.Distribution)["from_name"], list(sys.meta_path)]
             ORIGINAL = probes()
             def pytest_sessionfinish(session):
-                same = all(a is b for a, b in zip(ORIGINAL, probes()))
+                now = probes()
+                same = all(a is b for a, b in zip(ORIGINAL[:-1], now[:-1])) and ORIGINAL[-1] == now[-1]
                 open("restored.txt", "w").write("PROBES RESTORED" if same else "PROBES LEFT PATCHED")
             """})
     assert r.returncode == 1
-    assert "picker blew up" in r.stdout
+    assert outcomes(r) == {h: "FAILED" for h in hosts}
+    assert r.stdout.count("raised RuntimeError: picker blew up (at ") == len(hosts), r.stdout[-3000:]
+    assert "Traceback" not in r.stdout + r.stderr
     assert (tmp_path / "restored.txt").read_text() == "PROBES RESTORED", r.stdout[-3000:]
 
 
+def test_import_errors_hangs_and_crashes_fail_their_host_with_the_reason(tmp_path):
+    only = ("-k", "cpu-only")
+    r = picker_run(tmp_path, "import_fails:pick", modules={
+        "import_fails": "import torch\nif not torch.cuda.is_available():\n    raise ImportError('needs a GPU')\n"
+                        "def pick():\n    return 'cuda'\n"}, args_before=only)
+    assert outcomes(r) == {"cpu-only": "FAILED"}, r.stdout[-3000:]
+    assert "importing import_fails raised ImportError: needs a GPU" in r.stdout
+    r = picker_run(tmp_path, "hangs:pick", "--crossdev-picker-timeout", "20", modules={
+        "hangs": "import time\ndef pick():\n    time.sleep(600)\n"}, args_before=only)
+    assert outcomes(r) == {"cpu-only": "FAILED"}, r.stdout[-3000:]
+    assert "no answer within 20 s; the process was killed" in r.stdout
+    r = picker_run(tmp_path, "dies:pick", modules={
+        "dies": "import os, sys\ndef pick():\n    print('dying', file=sys.stderr)\n    os._exit(3)\n"},
+        args_before=only)
+    assert outcomes(r) == {"cpu-only": "FAILED"}, r.stdout[-3000:]
+    assert "exited with code 3 before answering" in r.stdout and "dying" in r.stdout
+    assert "Traceback" not in r.stdout + r.stderr
+
+
 def test_patches_apply_inside_and_are_undone_after_an_exception(crossdev_module):
+    import importlib.metadata
     import importlib.util
+    import platform
+    import sys
     import torch
-    from crossdev.pytest_plugin import simulated_torch_probes
-    before = (torch.cuda.is_available, torch.backends.mps.is_available, torch.xpu.is_available,
-              importlib.util.find_spec)
+    from crossdev.picker_check import simulated_torch_probes
+
+    def probes():
+        return (torch.cuda.is_available, torch.backends.mps.is_available, torch.backends.mps.is_built,
+                torch.xpu.is_available, importlib.util.find_spec, platform.processor,
+                vars(importlib.metadata.Distribution)["from_name"])
+    before, path, meta_path = probes(), list(sys.path), list(sys.meta_path)
     with pytest.raises(KeyError):
-        with simulated_torch_probes({"cuda": 2, "xla": 1}):
+        with simulated_torch_probes({"cuda": 2, "mps": 1, "xla": 1}) as asked:
             assert torch.cuda.is_available() and torch.cuda.device_count() == 2
-            assert not torch.backends.mps.is_available() and not torch.xpu.is_available()
+            assert torch.backends.mps.is_available() and torch.backends.mps.is_built()
+            assert platform.processor() == "arm" and not torch.xpu.is_available()
             assert importlib.util.find_spec("torch_xla") is not None
+            assert importlib.metadata.version("torch_xla") == torch.__version__.split("+")[0]
+            import torch_xla.core.xla_model as xm
+            import torch_xla.runtime as xr
+            from torch_xla._internal import tpu
+            assert str(xm.xla_device()) == "xla:0" and xr.device_type() == "TPU"
+            assert tpu.num_available_devices() == 1
+            with pytest.raises(AttributeError, match="is not simulated"):
+                xm.all_gather  # noqa: B018
             raise KeyError("boom")
-    assert (torch.cuda.is_available, torch.backends.mps.is_available, torch.xpu.is_available,
-            importlib.util.find_spec) == before
+    assert "torch.backends.mps.is_built" in asked and "torch_xla.runtime.device_type" in asked
+    assert probes() == before and sys.path == path and sys.meta_path == meta_path
+    assert not [m for m in sys.modules if m.split(".")[0] == "torch_xla"]
+
+
+def test_a_host_without_xla_hides_torch_xla_from_import_and_metadata(crossdev_module):
+    import importlib.metadata
+    import importlib.util
+    import platform
+    import torch
+    from crossdev.picker_check import simulated_torch_probes
+    with simulated_torch_probes({"cuda": 1}):
+        assert torch.cuda.is_available() and not torch.backends.mps.is_built()
+        assert platform.processor() != "arm"
+        assert importlib.util.find_spec("torch_xla") is None
+        with pytest.raises(importlib.metadata.PackageNotFoundError):
+            importlib.metadata.version("torch-xla")
+        with pytest.raises(ModuleNotFoundError, match="No module named 'torch_xla'"):
+            import torch_xla  # noqa: F401
+        assert importlib.metadata.version("torch")  # other packages are still found

@@ -1,5 +1,5 @@
 """The whole catalog two ways — `crossdev run --out Y` and `pytest matrices/ -n 2 --crossdev-bundle X`,
-with `make report`'s simulate spec — gives the same cases, in the same order, with the same
+with `make report`'s simulate spec (`--crossdev-simulate`) — gives the same cases, in the same order, with the same
 verdicts, devices and execution labels, and the same JUnit (classname, name, outcome). This is
 the plugin's contract (issue 14): one engine, two front ends. It runs the catalog twice, once per
 `make test` (measured on the 2-core machine under heavy load: about 4 min for the CLI, 2-4 min
@@ -7,10 +7,11 @@ for pytest -n 2); the pytest side uses xdist, so the bundle written from workers
 what is compared."""
 import json
 import subprocess
+import sys
 
 import pytest
 
-from plugin_runner import BUILD_DIR, ROOT, collected_ids, junit_cases, make_report_simulate, run_pytest
+from plugin_runner import ROOT, collected_ids, junit_cases, make_report_simulate, pytest_env, run_pytest
 
 # pytest's outcome for each engine status (xpass: the strict xfail marker fails it).
 PYTEST_OUTCOME = {"pass": "passed", "fail": "failure", "error": "failure", "crash": "failure", "xpass": "failure",
@@ -21,11 +22,11 @@ PYTEST_OUTCOME = {"pass": "passed", "fail": "failure", "error": "failure", "cras
 def both_runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("verdicts")
     simulate = make_report_simulate()
-    c = subprocess.run([str(BUILD_DIR / "bin" / "crossdev"), "run", "--simulate", simulate, "--out", str(tmp / "cli.json"),
+    c = subprocess.run([sys.executable, "-m", "crossdev", "run", "--simulate", simulate, "--out", str(tmp / "cli.json"),
                         "--junit", str(tmp / "cli.xml"), "--quiet"], capture_output=True, text=True, cwd=ROOT,
-                       timeout=1800)
+                       env=pytest_env(), timeout=1800)
     workers = ["-n", "2", "--crossdev-xdist-rows"] if _have_xdist() else []
-    p = run_pytest("matrices/", "-q", *workers, "--simulate", simulate, "--crossdev-bundle", tmp / "plugin.json",
+    p = run_pytest("matrices/", "-q", *workers, "--crossdev-simulate", simulate, "--crossdev-bundle", tmp / "plugin.json",
                    "--junitxml", tmp / "plugin.xml", timeout=1800)
     return c, p, tmp
 
@@ -72,7 +73,7 @@ def test_same_junit_classnames_names_and_outcomes(both_runs):
 def test_plugin_items_are_the_cases_the_cli_ran(both_runs):
     _, p, tmp = both_runs
     ran = [x["id"] for x in cases(tmp / "cli.json")]
-    r = run_pytest("matrices/", "--collect-only", "-q", "--simulate", make_report_simulate())
+    r = run_pytest("matrices/", "--collect-only", "-q", "--crossdev-simulate", make_report_simulate())
     assert [name for _, name in collected_ids(r)] == ran
     # And each item's pytest outcome is the engine's status.
     outcomes = {n: o for _, n, o in junit_cases(tmp / "plugin.xml")}

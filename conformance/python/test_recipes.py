@@ -89,7 +89,7 @@ def test_the_report_shows_the_new_op(cli, recipe_library, matrix_dir, tmp_path):
     proc, _ = run_cli(cli, matrix_dir, tmp_path, "--load-library", recipe_library, env={"CROSSDEV_RECIPE_OP_BUG": "1"})
     assert proc.returncode == 1
     report = tmp_path / "report"
-    render = subprocess.run([sys.executable, ROOT / "reports" / "render.py", tmp_path / "bundle.json", "--out", report],
+    render = subprocess.run([sys.executable, "-m", "crossdev", "report", tmp_path / "bundle.json", "--out", report],
                             capture_output=True, text=True, timeout=300)
     assert render.returncode == 0, render.stderr
     html = (report / "index.html").read_text()
@@ -99,12 +99,13 @@ def test_the_report_shows_the_new_op(cli, recipe_library, matrix_dir, tmp_path):
 
 
 def test_the_pytest_plugin_collects_and_runs_the_new_op(recipe_library, matrix_dir):
-    result = run_pytest(matrix_dir, "--crossdev-load-library", recipe_library, "--device", "cpu", "-q",
+    matrix = matrix_dir / "recipe.yaml"  # a YAML file named on the command line is a matrix
+    result = run_pytest(matrix, "--crossdev-load-library", recipe_library, "--crossdev-device", "cpu", "-q",
                         "-k", "odd_tail")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "6 passed" in result.stdout, result.stdout[-2000:]
-    red = run_pytest(matrix_dir, "--crossdev-load-library", recipe_library, "--device", "cpu", "-q", "-k", "odd_tail",
-                     env={"CROSSDEV_RECIPE_OP_BUG": "1"})
+    red = run_pytest(matrix, "--crossdev-load-library", recipe_library, "--crossdev-device", "cpu", "-q",
+                     "-k", "odd_tail", env={"CROSSDEV_RECIPE_OP_BUG": "1"})
     assert red.returncode == 1 and "2 failed, 4 passed" in red.stdout, red.stdout[-2000:]
 
 
@@ -193,7 +194,7 @@ def test_a_refused_preset_fails_the_load_with_its_reason(cli, recipe_library, pr
 
 
 def test_the_pytest_plugin_runs_rows_of_a_registered_preset(recipe_library, preset_matrix_dir):
-    result = run_pytest(preset_matrix_dir, "--crossdev-load-library", recipe_library, "-q")
+    result = run_pytest(preset_matrix_dir / "recipe_preset.yaml", "--crossdev-load-library", recipe_library, "-q")
     assert result.returncode == 0 and "3 passed" in result.stdout, result.stdout[-2000:] + result.stderr[-2000:]
 
 

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from reports import sample
-from reports.render import main as render_main
-from reports.views.h import execution_badge, status_badge
-from reports.schema import EXECUTIONS, STATUSES
+import crossdev.report.views
+from crossdev.report import sample
+from crossdev.report.render import main as render_main
+from crossdev.report.views.h import execution_badge, status_badge
+from crossdev.report.schema import EXECUTIONS, STATUSES
 
-CSS = Path(__file__).resolve().parents[2] / "reports" / "views" / "assets" / "report.css"
+CSS = Path(crossdev.report.views.__file__).resolve().parent / "assets" / "report.css"
 MIN_CONTRAST = 4.5  # WCAG AA for normal text
 
 

@@ -3,8 +3,8 @@ the device it ran on, min/median/max with noisy figures marked, bars grouped by 
 import json
 import re
 
-from reports import sample
-from reports.render import main as render_main
+from crossdev.report import sample
+from crossdev.report.render import main as render_main
 
 XSS = '<script>alert("x")</script>'
 M8 = 8 << 20

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from reports import sample
-from reports.render import main as render_main
+from crossdev.report import sample
+from crossdev.report.render import main as render_main
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (Debian package `chromium`; "

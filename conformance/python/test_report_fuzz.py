@@ -1,9 +1,10 @@
-"""Fuzzing reports/ with hypothesis (issue 11): zero tracebacks over more than 10,000 generated inputs.
+"""Fuzzing crossdev.report with hypothesis (issue 11): zero tracebacks over more than 10,000 generated inputs.
 
-Each input goes through what CI runs, in process: the validator (reports/validate.py), the
-renderer writing index.html, summary.md and junit.xml into a temp folder (reports/render.py, some with
-the same file as --history), and the gate (ci/gate.py). Every input must either validate and
-render (exit 0; the gate then says 0 or 1) or be rejected as bad input by all three (exit 2), and
+Each input goes through what CI runs, in process: the validator (crossdev.report.validate), the
+renderer writing index.html, summary.md and junit.xml into a temp folder (`crossdev report`, some with
+the same file as --history), the gate (`crossdev gate`) and `crossdev merge`. Every input must either
+validate and render (exit 0; the gate then says 0 or 1) or be rejected as bad input by all four (exit 2),
+a valid input merged into a bundle set must get the same verdict from the gate as the bundle itself, and
 every junit.xml must pass the common JUnit schema. Any exception fails the test with the input.
 
 Inputs: well-formed bundles with adversarial values (non-finite numbers, odd strings, contradictory
@@ -13,7 +14,6 @@ no example database, fixed max_examples; the counts are asserted, not assumed. H
 seed per example (a failure prints it); the input is built from it by plain Python (class Gen).
 """
 import contextlib
-import importlib.util
 import io
 import json
 import os
@@ -24,20 +24,17 @@ from pathlib import Path
 
 import pytest
 
-from reports import sample
-from reports.render import run as render_run
-from reports.schema import EXECUTIONS, STATUSES
-from reports.validate import run as validate_run
+import crossdev.gate as gate
+import crossdev.merge as merge_cli
+from crossdev.report import sample
+from crossdev.report.render import run as render_run
+from crossdev.report.schema import EXECUTIONS, STATUSES
+from crossdev.report.validate import run as validate_run
 from test_report_junit_schema import check_junit
 
-hypothesis = pytest.importorskip("hypothesis", reason="hypothesis (requirements.txt) drives the fuzz tests")
+hypothesis = pytest.importorskip("hypothesis", reason="hypothesis (pyproject.toml's test extra) drives the fuzz tests")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("crossdev_gate", ROOT / "ci" / "gate.py")
-gate = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(gate)
 
 # >= 10,000 in total (issue 11); small inputs keep the whole file near a minute on 2 cores.
 EXAMPLES = {"structured": 5000, "mutated": 4000, "garbage": 1500}
@@ -244,15 +241,21 @@ class Pipeline:
             validated = validate_run([str(path)])
             rendered = render_run([str(path), "--out", str(out), *(["--history", str(path)] if history else [])])
             gated = gate.run([str(path)])
+            bundle_set = self.tmp / "set.json"
+            bundle_set.unlink(missing_ok=True)
+            merged = merge_cli.run([str(path), "--out", str(bundle_set)])
+            gated_set = gate.run([str(bundle_set)]) if merged == 0 else None
         assert validated in (0, 2) and rendered in (0, 2) and gated in (0, 1, 2), sink.getvalue()
-        assert validated == rendered, sink.getvalue()  # the renderer shows exactly what the validator accepts
+        assert validated == rendered == merged, sink.getvalue()  # each reader accepts exactly what the validator does
         if validated == 0:
             self.counts["valid"] += 1
             has_cases = bool(json.loads(raw)["cases"])
             assert gated in ((0, 1) if has_cases else (2,)), sink.getvalue()  # 0 cases: bad input for the gate
+            assert gated_set == gated, sink.getvalue()  # a set holding the bundle gates as the bundle does
         else:
             self.counts["rejected"] += 1
             assert gated == 2 and str(path) in sink.getvalue() and "internal error" not in sink.getvalue()
+            assert not bundle_set.exists()  # a bad input is never merged
         assert "Traceback" not in sink.getvalue()
         check_junit((out / "junit.xml").read_text(encoding="utf-8"))
         for name in ("index.html", "summary.md"):

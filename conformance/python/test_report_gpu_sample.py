@@ -1,6 +1,6 @@
 """The committed real-GPU bundle (reports/samples/2026-11-23-h100.json.gz: the bundle `ci/gpu/run.sh`
-wrote on a lent H100, unedited, gzip-compressed; reports/ reads it as it is) merges with a CPU bundle made here into one cross-machine report
-whose pairwise section compares real cuda with real cpu."""
+wrote on a lent H100, unedited, gzip-compressed; crossdev.report reads it as it is) merges with a CPU bundle made
+here into one cross-machine report whose pairwise section compares real cuda with real cpu."""
 import gzip
 import html
 import json
@@ -40,7 +40,7 @@ def test_merged_with_a_cpu_bundle_the_pairwise_section_compares_real_cuda_with_r
     r = cli("run", "--filter", "ops.gelu_tanh*", "--quiet", "--out", cpu_bundle)
     assert r.returncode == 0, r.stdout + r.stderr
     out = tmp_path / "report"
-    rendered = subprocess.run([sys.executable, "reports/render.py", str(repo_root / SAMPLE), str(cpu_bundle),
+    rendered = subprocess.run([sys.executable, "-m", "crossdev", "report", str(repo_root / SAMPLE), str(cpu_bundle),
                                "--out", str(out)], cwd=repo_root, capture_output=True, text=True)
     assert rendered.returncode == 0, rendered.stderr
     gpu_runner = sample(repo_root)["execution_target"]
@@ -54,12 +54,12 @@ def test_merged_with_a_cpu_bundle_the_pairwise_section_compares_real_cuda_with_r
 
 
 def test_a_damaged_gzip_bundle_is_bad_input_not_a_traceback(repo_root, tmp_path):
-    """validate.py reads .gz bundles; a truncated one is exit 2 with the path and what was expected."""
+    """The validator reads .gz bundles; a truncated one is exit 2 with the path and what was expected."""
     cut = tmp_path / "cut.json.gz"
     cut.write_bytes((repo_root / SAMPLE).read_bytes()[:5000])
-    good = subprocess.run([sys.executable, "reports/validate.py", str(repo_root / SAMPLE)], cwd=repo_root,
+    good = subprocess.run([sys.executable, "-m", "crossdev.report.validate", str(repo_root / SAMPLE)], cwd=repo_root,
                           capture_output=True, text=True)
-    bad = subprocess.run([sys.executable, "reports/validate.py", str(cut)], cwd=repo_root,
+    bad = subprocess.run([sys.executable, "-m", "crossdev.report.validate", str(cut)], cwd=repo_root,
                          capture_output=True, text=True)
     assert good.returncode == 0, good.stdout + good.stderr
     assert bad.returncode == 2 and "cut.json.gz" in bad.stdout + bad.stderr

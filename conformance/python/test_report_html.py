@@ -6,10 +6,10 @@ from html.parser import HTMLParser
 
 import pytest
 
-from reports import sample
-from reports.render import main as render_main
+from crossdev.report import sample
+from crossdev.report.render import main as render_main
 
-html5lib = pytest.importorskip("html5lib", reason="html5lib (requirements.txt) is needed for the validity check")
+html5lib = pytest.importorskip("html5lib", reason="html5lib (pyproject.toml's test extra) is needed for the validity check")
 
 XSS = '"><script>alert(1)</script><img src=x onerror=alert(2)>'
 

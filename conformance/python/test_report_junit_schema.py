@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from reports import sample
-from reports.render import main as render_main
+from crossdev.report import sample
+from crossdev.report.render import main as render_main
 
 XSD = Path(__file__).resolve().parent / "data" / "junit-10.xsd"
 XS = "{http://www.w3.org/2001/XMLSchema}"

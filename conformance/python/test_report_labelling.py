@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from reports import sample
-from reports.bundle import BundleError, parse_bundle
-from reports.validate import main as validate_main
+from crossdev.report import sample
+from crossdev.report.bundle import BundleError, parse_bundle
+from crossdev.report.validate import main as validate_main
 
 OPS_ID = "rms_norm.row/cuda/float32/small/fused"
 
@@ -102,8 +102,8 @@ def test_contradiction_is_bad_input_for_validate_and_gate(tmp_path, repo_root, c
     path.write_text(json.dumps(simulated_cuda_run(execution="real", simulated_flag=True)))
     assert validate_main([str(path)]) == 2
     assert f"{path}: bundle.cases[0]" in capsys.readouterr().err
-    proc = subprocess.run([sys.executable, "ci/gate.py", str(path)], cwd=repo_root, capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run([sys.executable, "-m", "crossdev", "gate", str(path)], cwd=repo_root, capture_output=True,
+                          text=True, timeout=60)
     assert proc.returncode == 2 and "contradicts execution 'real'" in proc.stderr
 
 

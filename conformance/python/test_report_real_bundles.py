@@ -10,8 +10,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from reports.bundle import load_bundle
-from reports.render import main as render_main
+from crossdev.report.bundle import load_bundle
+from crossdev.report.render import main as render_main
 
 REDIRECT_TABLE = "matrices/redirect_table.yaml"
 FAILING = "conformance/fixtures/failing_matrices"
@@ -31,8 +31,8 @@ def bundles(cli, repo_root, tmp_path_factory):
 
 
 def gate(repo_root, *paths):
-    return subprocess.run([sys.executable, "ci/gate.py", *map(str, paths)], cwd=repo_root, capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run([sys.executable, "-m", "crossdev", "gate", *map(str, paths)], cwd=repo_root,
+                          capture_output=True, text=True, timeout=60)
 
 
 def test_writer_output_passes_the_validator(bundles):

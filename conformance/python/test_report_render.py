@@ -1,4 +1,5 @@
-"""reports/render.py: merge, exit codes, escaping, simulated labelling and the special views."""
+"""`crossdev report` (crossdev.report.render): merge, exit codes, escaping, simulated labelling and the
+special views."""
 import json
 import re
 import subprocess
@@ -7,8 +8,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from reports import sample
-from reports.render import main as render_main
+from crossdev.report import sample
+from crossdev.report.render import main as render_main
 
 XSS = '<script>alert("x")</script>'
 
@@ -63,8 +64,29 @@ def test_missing_file_and_non_bundle_json_are_named(tmp_path, demo, capsys):
     assert rc == 2
     err = capsys.readouterr().err
     assert f"{tmp_path / 'nope.json'}: cannot read" in err
-    assert f"{not_bundle}: bundle: missing required field 'schema'" in err
+    assert f"{not_bundle}: bundle: missing required field 'schema': not a crossdev bundle (expected a " \
+           "crossdev.bundle (written by `crossdev run`) or a crossdev.bundle_set" in err
     assert out["index.html"].count("cpu@linux-cpu") >= 1
+
+
+@pytest.mark.parametrize("content, expected", [
+    (json.dumps(sample.bench_json("cpu", {"a/fused/float32/1": 1.0})), "bundle: missing required field 'schema': not a "
+     "crossdev bundle (expected a crossdev.bundle (written by `crossdev run`) or a crossdev.bundle_set (written "
+     "by `crossdev merge`))"),
+    (json.dumps({"schema": "crossdev.bench_gate", "verdict": "pass"}), "bundle.schema: expected one of "
+     "crossdev.bundle, crossdev.bundle_set, got 'crossdev.bench_gate': not a crossdev bundle"),
+    ("[1, 2, 3]", "bundle: expected a JSON object, got list: not a crossdev bundle (expected a crossdev.bundle"),
+    ("<html>not json</html>", "1:1: not valid JSON"),
+], ids=["benchmark-json", "other-schema", "array", "not-json"])
+def test_the_command_on_a_file_that_is_not_a_bundle_exits_2_naming_it(tmp_path, repo_root, content, expected):
+    """`crossdev report` on a file that is not a bundle: exit 2, naming the file and what was expected."""
+    other = tmp_path / "other.json"
+    other.write_text(content)
+    proc = subprocess.run([sys.executable, "-m", "crossdev", "report", str(other), "--out", str(tmp_path / "o")],
+                          cwd=repo_root, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"crossdev report: error: {other}: {expected}" in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_usage_errors_exit_2(tmp_path, capsys):
@@ -168,7 +190,7 @@ def test_bench_charts_from_embedded_google_benchmark_json(tmp_path):
     assert "50%" in section and "<svg" in section
 
 
-@pytest.mark.parametrize("entry", [["reports/render.py"], ["-m", "reports"]])
+@pytest.mark.parametrize("entry", [["-m", "crossdev", "report"], ["-m", "crossdev.report"]])
 def test_command_line_entry_points(tmp_path, demo, repo_root, entry):
     proc = subprocess.run([sys.executable, *entry, str(demo["cpu.json"]), "--out", str(tmp_path / "o")],
                           cwd=repo_root, capture_output=True, text=True, timeout=60)

@@ -1,6 +1,6 @@
 """Every bundle the validator accepts renders; everything else is rejected as bad input (exit 2).
 
-Issue 11 item 2: the renderer crashed (traceback, exit 1) on bundles that passed validate.py: a
+Issue 11 item 2: the renderer crashed (traceback, exit 1) on bundles that passed the validator: a
 parity detail with max_abs=inf (a bundle crossdev itself wrote), metrics of 1e999, odd benchmark
 fields and 100k-deep JSON. Non-finite numbers render as the text inf / -inf / nan; a null metric
 (the writer's spelling of "non-finite, which one not recorded") renders as non-finite.
@@ -13,10 +13,10 @@ import sys
 
 import pytest
 
-from reports import sample
-from reports.bundle import BundleError, parse_bundle
-from reports.render import main as render_main
-from reports.validate import main as validate_main
+from crossdev.report import sample
+from crossdev.report.bundle import BundleError, parse_bundle
+from crossdev.report.render import main as render_main
+from crossdev.report.validate import main as validate_main
 
 
 def write_text(path, text):
@@ -204,8 +204,9 @@ def test_valid_surrogate_pairs_are_fine():
 
 # --- the command lines: exit 0/1/2 only, never a traceback ------------------------------------------
 
-@pytest.mark.parametrize("command", [["reports/validate.py"], ["reports/render.py", "--out", "OUT"], ["ci/gate.py"],
-                                     ["-m", "reports", "--out", "OUT"]])
+@pytest.mark.parametrize("command", [["-m", "crossdev.report.validate"], ["-m", "crossdev", "report", "--out", "OUT"],
+                                     ["-m", "crossdev", "gate"], ["-m", "crossdev.report", "--out", "OUT"],
+                                     ["-m", "crossdev", "merge", "--out", "OUT"]])
 def test_command_lines_exit_2_without_traceback_on_deep_json(tmp_path, repo_root, command):
     path = write_text(tmp_path / "deep.json", deep(100_000))
     args = [str(tmp_path / "out") if a == "OUT" else a for a in command]
@@ -218,11 +219,11 @@ def test_command_lines_exit_2_without_traceback_on_deep_json(tmp_path, repo_root
 def test_command_lines_render_an_inf_bundle(tmp_path, repo_root):
     text = "not close: 64 elements, max_abs=inf, max_rel=inf, max_ulp=inf (x)"
     path = write_text(tmp_path / "b.json", json.dumps(ops_bundle(text)))
-    proc = subprocess.run([sys.executable, "reports/render.py", str(path), "--out", str(tmp_path / "o")],
+    proc = subprocess.run([sys.executable, "-m", "crossdev", "report", str(path), "--out", str(tmp_path / "o")],
                           cwd=repo_root, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    gate = subprocess.run([sys.executable, "ci/gate.py", str(path)], cwd=repo_root, capture_output=True, text=True,
-                          timeout=120)
+    gate = subprocess.run([sys.executable, "-m", "crossdev", "gate", str(path)], cwd=repo_root, capture_output=True,
+                          text=True, timeout=120)
     assert gate.returncode == 1 and "Traceback" not in gate.stderr  # the case fails: a verdict, not a crash
 
 
@@ -234,7 +235,7 @@ def test_sample_bundles_are_unchanged_by_the_checks():
 def test_render_replaces_its_three_outputs_as_one_set(tmp_path, monkeypatch):
     """A failure while writing any output leaves all three previous outputs untouched."""
     import os as _os
-    from reports import atomic, render, sample
+    from crossdev.report import atomic, render, sample
     bundle = tmp_path / "b.json"
     bundle.write_text(__import__("json").dumps(sample.bundle("cpu", [sample.case("r.a", "redirect")])))
     out = tmp_path / "out"

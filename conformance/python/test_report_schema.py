@@ -1,4 +1,5 @@
-"""reports/validate.py and the schema table: every problem is named by file and JSON path."""
+"""The validator (python -m crossdev.report.validate) and the schema table: every problem is named by file
+and JSON path."""
 import copy
 import json
 import subprocess
@@ -6,9 +7,9 @@ import sys
 
 import pytest
 
-from reports import sample
-from reports.bundle import BundleError, load_bundle, parse_bundle
-from reports.validate import main as validate_main
+from crossdev.report import sample
+from crossdev.report.bundle import BundleError, load_bundle, parse_bundle
+from crossdev.report.validate import main as validate_main
 
 
 @pytest.fixture
@@ -80,5 +81,6 @@ def test_validate_cli_exit_codes(tmp_path, good, capsys, repo_root):
     assert f"{ok}: ok (2 cases" in capsys.readouterr().out
     assert validate_main([str(ok), str(bad)]) == 2
     assert f"{bad}: bundle.cases[0]" in capsys.readouterr().err
-    proc = subprocess.run([sys.executable, "reports/validate.py"], cwd=repo_root, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "crossdev.report.validate"], cwd=repo_root, capture_output=True,
+                          text=True)
     assert proc.returncode == 2 and "usage" in proc.stderr

@@ -56,7 +56,7 @@ def test_junit_and_console_label_simulated(simulated_run):
 
 def test_html_marks_simulated_and_never_counts_them_real(simulated_run, tmp_path):
     out, _ = simulated_run
-    proc = subprocess.run([sys.executable, str(ROOT / "reports/render.py"), str(out / "bundle.json"), "--out",
+    proc = subprocess.run([sys.executable, "-m", "crossdev", "report", str(out / "bundle.json"), "--out",
                            str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     html = (tmp_path / "index.html").read_text()

@@ -1,9 +1,13 @@
 #include "runner/run_context.h"
 
+#include <atomic>
+
 #include "sim/sim_backend.h"
 
 namespace crossdev::conformance {
 namespace {
+
+std::atomic<ExceptionDescriber> g_describer{nullptr};
 
 // The first device kind other than the CPU that this host really has ("" if none).
 std::string real_accelerator(const HostProfile& host) {
@@ -18,9 +22,10 @@ std::string real_accelerator(const HostProfile& host) {
 PreparedRun prepare_run(const std::string& simulate_spec) {
   PreparedRun run{RunContext{HostProfile::probe_with_simulation(simulate_spec), simulate_spec}, ""};
   const std::string accelerator = real_accelerator(run.ctx.host);
+  if (!run.ctx.host.any_simulated()) return run;  // nothing simulated: the process is left as it is
   if (accelerator.empty()) {
-    sim::register_backend();
-  } else if (run.ctx.host.any_simulated()) {
+    sim::register_backend();  // now, before any row can start autograd
+  } else {
     run.note = "not simulating (" + simulate_spec + "): this host has a real " + accelerator +
                ", and registering the sim backend would make PyTorch's autograd engine treat sim as the "
                "accelerator and break backward on the real " +
@@ -28,6 +33,13 @@ PreparedRun prepare_run(const std::string& simulate_spec) {
     run.ctx = RunContext{HostProfile::probe(), ""};
   }
   return run;
+}
+
+void set_exception_describer(ExceptionDescriber describer) noexcept { g_describer.store(describer); }
+
+std::string describe_exception(const std::exception& e) {
+  const ExceptionDescriber describer = g_describer.load();
+  return describer ? describer(e) : std::string(e.what());
 }
 
 }  // namespace crossdev::conformance

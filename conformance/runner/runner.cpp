@@ -1,6 +1,7 @@
 #include "runner/runner.h"
 
 #include "runner/interrupt.h"
+#include "runner/run_context.h"
 #include "util/row_hook.h"
 
 #include <chrono>
@@ -46,7 +47,7 @@ std::vector<CaseResult> run_row(const Suite& suite, const Row& row, const RunCon
   } catch (const std::exception& e) {
     CaseResult r = result_for(row, suite);
     r.status = Status::Error;
-    r.message = std::string("uncaught exception: ") + e.what();
+    r.message = "uncaught exception: " + describe_exception(e);
     results = {r};
   }
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -43,6 +43,7 @@
 #include "util/dtype_names.h"
 #include "parity/expectations.h"
 #include "parity/op_parity.h"
+#include "runner/run_context.h"
 #include "runner/suite.h"
 #include "sim/simulated_device.h"
 #include "runner/suite_table.h"
@@ -393,7 +394,7 @@ class OpsSuite final : public Suite {
           record(key.subject.impl ? parity->check(*key.subject.impl) : parity->check(r.candidate->name(), *r.candidate), c);
         } catch (const std::exception& e) {
           c.status = Status::Error;
-          c.message = e.what();
+          c.message = describe_exception(e);  // a user's Python op: "ValueError: ..." (runner/run_context.h)
         }
         if (expected) apply_xfail(*expected, c);
       }

@@ -6,6 +6,7 @@
 
 
 #include "manager/recovery.h"
+#include "util/data_dir.h"
 #include "yaml/yaml_document.h"
 
 namespace crossdev::manager {
@@ -42,7 +43,7 @@ const std::vector<std::string>& required_error_categories() {
 const ErrorClassifier& ErrorClassifier::builtin() {
   static const ErrorClassifier table = [] {
     const char* env = std::getenv("CROSSDEV_ERROR_PATTERNS");
-    return from_file(env && *env ? env : CROSSDEV_ERROR_PATTERNS);
+    return from_file(env && *env ? env : data_file("data/error_patterns.yaml"));
   }();
   return table;
 }

@@ -48,7 +48,7 @@ struct Classification {
 
 class ErrorClassifier {
  public:
-  // The table at CROSSDEV_ERROR_PATTERNS (env) or the build's matrices/data/error_patterns.yaml.
+  // The table at CROSSDEV_ERROR_PATTERNS (env) or the built-in catalog's data/error_patterns.yaml (util/data_dir.h).
   static const ErrorClassifier& builtin();
   // Both throw YamlError.
   static ErrorClassifier from_file(const std::string& path);

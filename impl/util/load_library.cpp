@@ -1,12 +1,32 @@
 #include "util/load_library.h"
 
+#include <cxxabi.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <memory>
 #include <mutex>
+#include <typeinfo>
 #include <utility>
 
+#include <c10/util/Exception.h>
 #include <c10/util/StringUtil.h>
+
+extern char** environ;
 
 namespace crossdev {
 namespace {
@@ -26,6 +46,112 @@ std::vector<std::string> take_registration_errors() {
   return std::exchange(e.messages, {});
 }
 
+std::string trim(const std::string& s) {
+  const auto begin = s.find_first_not_of(" \t\r");
+  if (begin == std::string::npos) return "";
+  return s.substr(begin, s.find_last_not_of(" \t\r") - begin + 1);
+}
+
+std::vector<std::string> nonempty_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    std::string line = trim(text.substr(start, end - start));
+    if (!line.empty()) lines.push_back(std::move(line));
+    start = end + 1;
+  }
+  return lines;
+}
+
+// One line out of a message that may span several: the first lines (c10's messages put the
+// reason first and the backtrace after "Exception raised from"), joined, and capped.
+std::string one_line(const std::string& text, std::size_t max_lines = 3, std::size_t max_chars = 2000) {
+  const std::vector<std::string> lines = nonempty_lines(text.substr(0, text.find("Exception raised from")));
+  std::string out;
+  for (std::size_t i = 0; i < lines.size() && i < max_lines; ++i) out += (out.empty() ? "" : " ") + lines[i];
+  if (out.size() > max_chars) out = out.substr(0, max_chars) + "...";
+  return out;
+}
+
+std::string demangle(const char* name) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> demangled(abi::__cxa_demangle(name, nullptr, nullptr, &status), std::free);
+  return status == 0 && demangled ? demangled.get() : name;
+}
+
+// --- the child ------------------------------------------------------------------------------
+
+// What the child is loading, for the terminate and fatal-signal handlers (set before each dlopen).
+std::string g_loading;
+std::string g_crash_head;  // "<error prefix>cannot load 'PATH': the process loading it was killed by "
+
+[[noreturn]] void report_and_exit(const std::string& message) {
+  std::cerr.flush();
+  std::cout.flush();
+  std::fflush(nullptr);
+  const std::string line = std::string(kLoadCheckErrorPrefix) + message + "\n";
+  (void)!::write(STDERR_FILENO, line.data(), line.size());
+  ::_exit(2);
+}
+
+[[noreturn]] void on_terminate() {
+  std::string what = "std::terminate was called with no exception in flight";
+  if (std::exception_ptr current = std::current_exception()) {
+    const std::type_info* type = abi::__cxa_current_exception_type();
+    const std::string type_name = type != nullptr ? demangle(type->name()) : "an exception of unknown type";
+    try {
+      std::rethrow_exception(current);
+    } catch (const c10::Error& e) {
+      what = "threw " + type_name + ": " + one_line(e.what_without_backtrace());
+    } catch (const std::exception& e) {
+      what = "threw " + type_name + ": " + one_line(e.what());
+    } catch (...) {
+      what = "threw " + type_name;
+    }
+  }
+  if (g_loading.empty()) report_and_exit("std::terminate outside any library's loading: " + what);
+  report_and_exit("cannot load '" + g_loading + "': its static initialisation " + what);
+}
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGILL: return "SIGILL";
+    case SIGFPE: return "SIGFPE";
+    case SIGABRT: return "SIGABRT";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    default: return "a signal";
+  }
+}
+
+void on_fatal_signal(int sig) {  // async-signal-safe: write and _exit only
+  if (!g_crash_head.empty()) {
+    (void)!::write(STDERR_FILENO, g_crash_head.data(), g_crash_head.size());
+    const char* name = signal_name(sig);
+    (void)!::write(STDERR_FILENO, name, std::strlen(name));
+    static const char kTail[] = " while loading it\n";
+    (void)!::write(STDERR_FILENO, kTail, sizeof(kTail) - 1);
+    ::_exit(2);
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+// --- the parent -----------------------------------------------------------------------------
+
+std::string describe_status(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const std::string name = signal_name(sig);
+    return "was killed by signal " + std::to_string(sig) + (name.rfind("SIG", 0) == 0 ? " (" + name + ")" : "");
+  }
+  return "exited with status " + std::to_string(WEXITSTATUS(status));
+}
+
 }  // namespace
 
 void report_registration_error(std::string message) {
@@ -34,7 +160,7 @@ void report_registration_error(std::string message) {
   e.messages.push_back(std::move(message));
 }
 
-std::vector<std::string> load_libraries(const std::vector<std::string>& lists) {
+std::vector<std::string> split_library_lists(const std::vector<std::string>& lists) {
   std::vector<std::string> paths;
   for (const std::string& list : lists) {
     std::size_t start = 0;
@@ -44,6 +170,10 @@ std::vector<std::string> load_libraries(const std::vector<std::string>& lists) {
       start = end + 1;
     }
   }
+  return paths;
+}
+
+std::vector<std::string> load_library_paths(const std::vector<std::string>& paths) {
   std::vector<std::string> loaded;
   for (const std::string& path : paths) {
     if (dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
@@ -56,6 +186,115 @@ std::vector<std::string> load_libraries(const std::vector<std::string>& lists) {
     loaded.push_back(path);
   }
   return loaded;
+}
+
+std::vector<std::string> load_libraries(const std::vector<std::string>& lists) {
+  return load_library_paths(split_library_lists(lists));
+}
+
+int load_check_main(const std::vector<std::string>& paths) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a check does not outlive the run that asked for it
+  std::set_terminate(on_terminate);
+  struct sigaction action {};
+  action.sa_handler = on_fatal_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESETHAND;
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::sigaction(sig, &action, nullptr);
+  for (const std::string& path : paths) {
+    g_loading = path;
+    g_crash_head = std::string(kLoadCheckErrorPrefix) + "cannot load '" + path + "': the process loading it was killed by ";
+    const std::string loading = std::string(kLoadCheckLoadingPrefix) + path + "\n";
+    (void)!::write(STDERR_FILENO, loading.data(), loading.size());
+    try {
+      (void)load_library_paths({path});
+    } catch (const LoadLibraryError& e) {
+      report_and_exit(one_line(e.what(), 3));
+    } catch (const c10::Error& e) {  // an initialiser's exception that did reach dlopen's caller
+      report_and_exit("cannot load '" + path + "': its static initialisation threw c10::Error: " +
+                      one_line(e.what_without_backtrace()));
+    } catch (const std::exception& e) {
+      report_and_exit("cannot load '" + path + "': its static initialisation threw " + demangle(typeid(e).name()) +
+                      ": " + one_line(e.what()));
+    }
+  }
+  g_loading.clear();
+  g_crash_head.clear();
+  std::cerr.flush();
+  return 0;
+}
+
+void check_libraries_in_child(const std::vector<std::string>& argv, double timeout_s) {
+  if (argv.empty()) throw std::invalid_argument("check_libraries_in_child: empty argv");
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw LoadLibraryError(std::string("cannot check the libraries in a child process: pipe: ") + std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);  // dup2 clears O_CLOEXEC
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int spawn_error = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (spawn_error != 0) {
+    ::close(fds[0]);
+    throw LoadLibraryError("cannot check the libraries in a child process: cannot run '" + argv[0] +
+                           "': " + std::strerror(spawn_error));
+  }
+
+  // Everything the child prints (a library may print while it loads), up to 1 MiB, the tail kept.
+  constexpr std::size_t kMaxOutput = std::size_t{1} << 20;
+  std::string output;
+  bool timed_out = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  char buffer[4096];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    const ssize_t n = ::read(fds[0], buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // EOF: the child (and anything it started) closed its output
+    output.append(buffer, static_cast<std::size_t>(n));
+    if (output.size() > kMaxOutput) output.erase(0, output.size() - kMaxOutput);
+  }
+  ::close(fds[0]);
+  if (timed_out) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
+
+  std::string loading, error;
+  std::vector<std::string> other;
+  for (const std::string& line : nonempty_lines(output)) {
+    if (line.rfind(kLoadCheckLoadingPrefix, 0) == 0) {
+      loading = line.substr(std::strlen(kLoadCheckLoadingPrefix));
+    } else if (line.rfind(kLoadCheckErrorPrefix, 0) == 0) {
+      error = line.substr(std::strlen(kLoadCheckErrorPrefix));
+    } else {
+      other.push_back(line);
+    }
+  }
+  if (!error.empty() && !timed_out) throw LoadLibraryError(error);
+  std::string tail;
+  for (std::size_t i = other.size() > 3 ? other.size() - 3 : 0; i < other.size(); ++i) tail += (tail.empty() ? "" : " | ") + other[i];
+  if (tail.size() > 1000) tail = "..." + tail.substr(tail.size() - 1000);
+  const std::string how = timed_out ? "was still loading it after " + std::to_string(static_cast<long long>(timeout_s)) + " s"
+                                    : describe_status(status);
+  const std::string last = tail.empty() ? "" : "; its last output: " + tail;
+  if (!loading.empty()) throw LoadLibraryError("cannot load '" + loading + "': the process loading it " + how + last);
+  throw LoadLibraryError("cannot check the libraries in a child process: '" + argv[0] + "' " + how + last);
 }
 
 }  // namespace crossdev

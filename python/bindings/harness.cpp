@@ -7,6 +7,10 @@
 //   c.plan()              # [{id, row_id, suite, file, line, file_index, row_index, device_kind, expected, reason, where}]
 //   c.run_row(0, 3)       # ([{id, status, execution, device, message, ...}], [oplog records])
 //   crossdev.harness.write_outputs("bundle.json", "", simulate, matrices, [case["record"], ...], oplog_records)
+//
+// An exception a user's Python op raises inside a row is that case's `error`, "ValueError: ...":
+// the describer below (installed with the module) takes the Python error the op left pending.
+#include <torch/csrc/Exceptions.h>
 #include <torch/extension.h>
 
 #include <algorithm>
@@ -47,6 +51,53 @@ py::dict case_dict(const CaseResult& r) {
   d["details"] = details;
   d["record"] = encode_case(r);  // the worker codec: how a result travels to the process writing the bundle
   return d;
+}
+
+// "Type: message" of a Python exception (type, value as PyErr_Fetch gives them); "" for none.
+std::string python_exception_text(PyObject* type, PyObject* value) {
+  if (!type) return "";
+  std::string name = reinterpret_cast<PyTypeObject*>(type)->tp_name;
+  if (const auto dot = name.rfind('.'); dot != std::string::npos) name = name.substr(dot + 1);
+  std::string text;
+  if (value) {
+    if (PyObject* str = PyObject_Str(value)) {
+      Py_ssize_t size = 0;
+      if (const char* utf8 = PyUnicode_AsUTF8AndSize(str, &size)) text.assign(utf8, static_cast<std::size_t>(size));
+      Py_DECREF(str);
+    }
+    PyErr_Clear();  // a value whose str() raised: the type alone
+  }
+  return text.empty() ? name : name + ": " + text;
+}
+
+// conformance::describe_exception for this process (runner/run_context.h). A Python op that
+// raises reaches C++ as python_error: through the dispatcher with the Python error still set on
+// this thread (what() is ""), through the autograd engine persisted (what() is str(value)).
+// Either way the error is taken off the thread, so the row's next call into Python starts clean.
+std::string describe_for_python(const std::exception& e) {
+  try {
+    if (!Py_IsInitialized()) return e.what();
+    py::gil_scoped_acquire gil;
+    if (const auto* pe = dynamic_cast<const python_error*>(&e)) {
+      auto& err = const_cast<python_error&>(*pe);
+      err.persist();  // PyErr_Fetch: clears the pending error; a no-op once persisted
+      const std::string text = python_exception_text(err.type, err.value);
+      return text.empty() ? std::string(e.what()) : text;
+    }
+    if (PyErr_Occurred()) {  // some other C++ exception while a Python error was pending
+      PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
+      PyErr_Fetch(&type, &value, &traceback);
+      PyErr_NormalizeException(&type, &value, &traceback);
+      const std::string text = python_exception_text(type, value);
+      Py_XDECREF(type);
+      Py_XDECREF(value);
+      Py_XDECREF(traceback);
+      const std::string what = e.what();
+      return what.empty() ? text : what + " (" + text + ")";
+    }
+  } catch (...) {  // never throws: the case keeps the C++ message
+  }
+  return e.what();
 }
 
 PreparedRun prepare(const std::string& simulate) {
@@ -168,6 +219,7 @@ std::string write_outputs(const std::string& bundle_path, const std::string& jun
 }  // namespace
 
 void bind_harness(py::module_& parent) {
+  set_exception_describer(&describe_for_python);  // rows run from this process: run_row, run_matrix
   py::module_ m = parent.def_submodule("harness", "the `crossdev run` engine for the pytest plugin");
   py::register_exception<YamlError>(m, "YamlError", PyExc_ValueError);
   py::class_<Catalog>(m, "Catalog")
@@ -189,7 +241,9 @@ void bind_harness(py::module_& parent) {
     d["note"] = run.note;
     d["host"] = run.ctx.host.summary();
     return d;
-  }, py::arg("simulate"), "prepare_run(): this host plus the simulated kinds; registers the sim backend where it may run");
+  }, py::arg("simulate"),
+        "prepare_run(): this host plus the simulated kinds; registers the sim backend only when the spec simulates a "
+        "kind (and the host has no real accelerator), never otherwise");
   m.def("write_outputs", &write_outputs, py::arg("bundle"), py::arg("junit"), py::arg("simulate"), py::arg("matrices"),
         py::arg("case_records"), py::arg("oplog_records"), py::arg("interrupted") = "");
   m.def("device_kinds", [] {

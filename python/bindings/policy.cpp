@@ -7,6 +7,7 @@
 #include "policy/context_policy.h"
 #include "policy/redirect_policy.h"
 #include "runner/catalog.h"
+#include "runner/run_context.h"
 #include "runner/runner.h"
 
 namespace py = pybind11;
@@ -127,7 +128,18 @@ void bind_policy(py::module_& m) {
       "run_matrix",
       [](const std::string& path, const std::string& simulate) {
         const auto catalog = conformance::load_catalog(path);
-        conformance::RunContext ctx{HostProfile::probe_with_simulation(simulate), simulate};
+        // The host as `crossdev run` prepares it: the sim backend is registered only when
+        // `simulate` names a kind this host lacks, before any row starts autograd; with nothing
+        // simulated the process is left as it is (runner/run_context.h).
+        conformance::PreparedRun prepared;
+        try {
+          prepared = conformance::prepare_run(simulate);
+        } catch (const std::invalid_argument& e) {
+          throw py::value_error(std::string("simulate: ") + e.what());
+        }
+        if (!prepared.note.empty() && PyErr_WarnEx(PyExc_RuntimeWarning, ("crossdev: " + prepared.note).c_str(), 1) < 0)
+          throw py::error_already_set();  // -W error
+        const conformance::RunContext& ctx = prepared.ctx;
         py::list out;
         std::vector<conformance::CaseResult> results;
         {
@@ -148,7 +160,9 @@ void bind_policy(py::module_& m) {
         }
         return out;
       },
-      py::arg("path"), py::arg("simulate") = "", "Run matrix file(s) through the C++ harness; returns case dicts.");
+      py::arg("path"), py::arg("simulate") = "",
+      "Run matrix file(s) through the C++ harness; returns case dicts. An exception a Python op raises in a "
+      "row is that case's error ('ValueError: ...'). Registers the sim backend only when `simulate` simulates a kind.");
 }
 
 }  // namespace crossdev::python

@@ -1,11 +1,49 @@
 """crossdev: cross-device conformance for PyTorch device handling.
 
-The compiled core lives in ``crossdev._crossdev``; torch is imported first so the extension
-resolves LibTorch and torch's pybind11 type casters from the same, already-loaded libraries.
+``import crossdev`` is free: it imports neither torch nor the compiled core, and changes nothing in
+the process. The core, ``crossdev._crossdev`` (``resolve``, ``host_profile``, ``harness``, ``sim``,
+...), is loaded on first use of one of its names, after torch, so the extension resolves LibTorch
+and torch's pybind11 type casters from the same, already-loaded libraries. The pure-Python parts
+(``crossdev.report``, ``crossdev.gate``, ``crossdev.merge``, ...) never load it.
 """
-import torch  # noqa: F401  (must precede the extension)
+from __future__ import annotations
 
-from ._crossdev import *  # noqa: F401,F403
-from . import _crossdev as _ext
+import importlib
+import importlib.util
 
-__all__ = [name for name in dir(_ext) if not name.startswith("_")]
+from . import _paths
+
+# For -DCMAKE_PREFIX_PATH, as torch.utils.cmake_prefix_path: find_package(crossdev) finds its package here.
+cmake_prefix_path = _paths.cmake_prefix_path()
+
+__version__ = "0.1.0"
+
+
+def _extension():
+    import torch  # noqa: F401  (must precede the extension)
+
+    return importlib.import_module("crossdev._crossdev")
+
+
+def load():
+    """Load the compiled core now and return it: registers crossdev's ops as torch.ops.crossdev.*
+    (a library of operators, nothing else: no device, no backend). Any use of a core name loads it too."""
+    return _extension()
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    if importlib.util.find_spec(f"{__name__}.{name}") is not None:  # a pure-Python submodule (report, gate, ...)
+        return importlib.import_module(f"{__name__}.{name}")
+    ext = _extension()
+    try:
+        value = getattr(ext, name)
+    except AttributeError:
+        raise AttributeError(f"module 'crossdev' has no attribute '{name}'") from None
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | {n for n in dir(_extension()) if not n.startswith("_")})

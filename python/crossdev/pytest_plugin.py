@@ -1,8 +1,29 @@
 """crossdev.pytest_plugin: the conformance matrices as pytest items, and device-picker checks.
 
-    PYTHONPATH=build/python python3 -m pytest -p crossdev.pytest_plugin matrices/ [--simulate S]
-        [--device KIND]... [--crossdev-bundle PATH] [--crossdev-import MODULE]...
-        [--crossdev-load-library PATH]... [--crossdev-picker MODULE:CALLABLE --crossdev-picker-preset NAME]
+Installing crossdev registers this plugin (the ``pytest11`` entry point ``crossdev``); without the
+package installed, load it with ``-p crossdev.pytest_plugin``.
+
+    pytest matrices/ [--crossdev-simulate S] [--crossdev-device KIND]... [--crossdev-bundle PATH]
+        [--crossdev-import MODULE]... [--crossdev-load-library PATH]...
+        [--crossdev-picker MODULE:CALLABLE --crossdev-picker-preset NAME]
+
+Inert until used. In a session that asks nothing of it, the plugin only adds its options: it
+imports neither torch nor crossdev's extension, registers no backend, reads no YAML file and
+collects no item. It is used when the session asks for matrices (below), a picker check, or
+gives one of its ``--crossdev-*`` options; only then are torch and the engine loaded.
+
+Which YAML files are matrices (collected as items), and nothing else:
+  - a YAML file (``.yaml``/``.yml``) named on the command line (``pytest path/to/ops.yaml``) is
+    always one;
+  - a folder named on the command line is a catalog when its own name is ``matrices``
+    (``pytest matrices/``): the YAML files directly in it are collected (not its sub-folders,
+    e.g. ``matrices/expectations/``), as ``crossdev run --matrix matrices/`` reads it;
+  - the ``crossdev_matrices`` ini option lists more catalogs, folders or files, relative to the
+    ini file's folder (the rootdir without one): ``crossdev_matrices = checks/device_rows``, or
+    ``pytest -o crossdev_matrices=mine``. They are collected wherever pytest's collection reaches
+    them (``pytest`` with no argument walks the rootdir).
+A folder reached only by walking (``pytest tests/`` finding ``tests/data/config.yaml`` or even
+``tests/matrices/``) is never a catalog, so a project's own YAML files are left alone.
 
 Every case of the C++ catalog is one item, with the case id `crossdev run` reports
 (``ops.modulate/cuda/float32/odd_tail/fused``): collection asks the engine for its plan
@@ -12,11 +33,18 @@ per process, so a verdict cannot differ between the two paths. Expectations
 (matrices/expectations/) are ``xfail(strict=True)`` / ``skip`` markers; a stale one is a
 ``CrossdevWarning``. Rows run in the pytest process, as ``crossdev run --no-isolate`` does;
 with pytest-xdist (``-n N``) a crashing kernel takes down one worker, which xdist reports and
-replaces, the way `crossdev run` isolates rows in its workers (docs/ARCHITECTURE.md).
+replaces, the way `crossdev run` isolates rows in its workers (docs/ARCHITECTURE.md). An
+exception a user's Python op raises inside a row is that case's ``error``, with the exception's
+type and message.
 
-A picker check (``--crossdev-picker``) adds one item per named host profile: torch's device
-probes are patched to describe the host, the picker is called, and its answer must be the
-preset's decision there (``crossdev.resolve``). Every patch is undone, even when the picker raises.
+The process is left as it was unless the session simulates: the ``sim`` backend (PrivateUse1) is
+registered only when ``--crossdev-simulate`` (or ``$CROSSDEV_SIMULATE``, in a session that uses
+the plugin) names a kind this host lacks, before anything can start autograd. Without it, the
+cases of kinds the host lacks are skipped (not_run) with the reason, as in `crossdev run`.
+
+A picker check (``--crossdev-picker``) adds one item per named host profile (crossdev.picker_check):
+in a fresh process per host, torch's device probes (and a stand-in torch_xla) describe the host,
+the picker is called, and its answer must be the preset's decision there (``crossdev.resolve``).
 """
 from __future__ import annotations
 
@@ -30,8 +58,11 @@ import warnings
 
 import pytest
 
+from crossdev.picker_check import PickerChecks, load_picker as _load_picker
+
 MATRIX_SUFFIXES = (".yaml", ".yml")
-MATRIX_FOLDER_NAME = "matrices"  # a folder of this name is collected; others only when named on the command line
+MATRIX_FOLDER_NAME = "matrices"  # a folder of this name, named on the command line, is a catalog
+INI_MATRICES = "crossdev_matrices"
 
 
 class CrossdevWarning(pytest.PytestWarning):
@@ -51,11 +82,11 @@ def _crossdev():
 
 def pytest_addoption(parser):
     group = parser.getgroup("crossdev", "crossdev conformance matrices (crossdev.pytest_plugin)")
-    group.addoption("--device", action="append", default=[], metavar="KIND",
+    group.addoption("--crossdev-device", action="append", default=[], metavar="KIND",
                     help="collect only the ops cases of these device kinds (repeatable; default: every kind)")
-    group.addoption("--simulate", default=os.environ.get("CROSSDEV_SIMULATE", ""), metavar="SPEC",
-                    help='simulate device kinds the host lacks, e.g. "cuda:2,mps" (default: $CROSSDEV_SIMULATE), '
-                         "as `crossdev run --simulate`")
+    group.addoption("--crossdev-simulate", default=None, metavar="SPEC",
+                    help='simulate device kinds the host lacks, e.g. "cuda:2,mps", as `crossdev run --simulate` '
+                         "(default: $CROSSDEV_SIMULATE; nothing is simulated, and no backend registered, without it)")
     group.addoption("--crossdev-bundle", default="", metavar="PATH",
                     help="write the versioned result bundle `crossdev run --out` writes")
     group.addoption("--crossdev-import", action="append", default=[], metavar="MODULE",
@@ -69,54 +100,111 @@ def pytest_addoption(parser):
                     help="check this device picker against --crossdev-picker-preset on every simulated host")
     group.addoption("--crossdev-picker-preset", default="", metavar="PRESET",
                     help="the preset whose decision the picker must match (crossdev.presets())")
+    group.addoption("--crossdev-picker-timeout", type=float, default=120.0, metavar="SECONDS",
+                    help="a picker that gives no answer on a host within this many seconds fails (default: 120)")
+    parser.addini(INI_MATRICES, type="args", default=[],
+                  help="crossdev matrix folders or files to collect, relative to the ini file's folder (the "
+                       "rootdir without one); a folder named `matrices` or a YAML file named on the command "
+                       "line is collected without it")
+
+
+def simulate_option(config):
+    """The simulate spec of this session: --crossdev-simulate, else $CROSSDEV_SIMULATE ("" when neither;
+    also when the plugin is not loaded)."""
+    given = config.getoption("--crossdev-simulate", default=None)
+    return given if given is not None else os.environ.get("CROSSDEV_SIMULATE", "")
 
 
 def _usage(option, given, expected):
     raise pytest.UsageError(f"{option}: {given}; expected {expected}")
 
 
-def _load_picker(spec):
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        _usage("--crossdev-picker", f"'{spec}' is not MODULE:CALLABLE", "e.g. mymodule:get_device")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        _usage("--crossdev-picker", f"cannot import module '{module_name}' ({e})", "an importable module (sys.path)")
-    picker = getattr(module, attr, None)
-    if not callable(picker):
-        choices = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_")
-                         and getattr(v, "__module__", None) == module.__name__)
-        _usage("--crossdev-picker", f"module '{module_name}' has no callable '{attr}'",
-               "one of its callables: " + (", ".join(choices) or "(none)"))
-    return picker
+class _Targets:
+    """What the session asks the plugin to collect (module docstring): resolved paths, found
+    without importing anything or reading a YAML file."""
+
+    def __init__(self, config):
+        self.files, self.folders, self.ini, self.args = set(), set(), [], []
+        base = config.inipath.parent if config.inipath else config.rootpath
+        for entry in config.getini(INI_MATRICES):
+            path = (pathlib.Path(base) / entry).resolve()
+            if path.is_dir():
+                self.folders.add(path)
+            elif path.is_file():
+                self.files.add(path)
+            else:
+                raise pytest.UsageError(f"{INI_MATRICES}: '{entry}' ({path}) does not exist; expected a matrix "
+                                        f"folder or YAML file, relative to {base}")
+            self.ini.append(path)
+        for arg in config.args:
+            path = pathlib.Path(arg.split("::")[0])
+            if not path.is_absolute():
+                path = pathlib.Path(config.invocation_params.dir) / path
+            try:
+                path = path.resolve()
+                is_file, is_dir = path.is_file(), path.is_dir()
+            except OSError:
+                continue
+            self.args.append(path)
+            if is_file and path.suffix in MATRIX_SUFFIXES:
+                self.files.add(path)
+            elif is_dir and path.name == MATRIX_FOLDER_NAME:
+                self.folders.add(path)
+
+    def asked(self):
+        """A matrix named on the command line, or an ini catalog that collection reaches."""
+        if any(a in self.files or a in self.folders for a in self.args):
+            return True
+        return any(a == path or a in path.parents for path in self.ini for a in self.args)
+
+    def catalog_for(self, file_path):
+        """The catalog path (folder or file) `file_path` is collected from; None when it is no matrix.
+        The folder is the catalog where it is one (ids are unique across it, as `crossdev run
+        --matrix FOLDER` checks)."""
+        path = file_path.resolve()
+        in_catalog = path.parent in self.folders
+        if path in self.files:
+            return file_path.parent if in_catalog or path.parent.name == MATRIX_FOLDER_NAME else file_path
+        return file_path.parent if in_catalog else None
+
+
+_OPTIONS = ("--crossdev-device", "--crossdev-simulate", "--crossdev-bundle", "--crossdev-import",
+            "--crossdev-load-library", "--crossdev-xdist-rows", "--crossdev-picker", "--crossdev-picker-preset")
+
+
+def _options_given(config):
+    return any(config.getoption(name) not in (None, "", [], False) for name in _OPTIONS)
 
 
 def pytest_configure(config):
+    targets = _Targets(config)
+    if not (targets.asked() or _options_given(config)):
+        return  # not used by this session: nothing imported, registered or collected
     config.addinivalue_line("markers", "crossdev_case: a case of the crossdev conformance catalog")
     crossdev = _crossdev()
-    # The host first: the sim backend must be registered before anything starts the autograd
-    # engine (runner/run_context.h), and a bad spec is a usage error.
+    # The host first: when the session simulates, the sim backend must be registered before
+    # anything starts the autograd engine (runner/run_context.h); when it does not, nothing is
+    # registered. A bad spec is a usage error.
     try:
-        prepared = crossdev.harness.prepare(config.getoption("--simulate"))
+        prepared = crossdev.harness.prepare(simulate_option(config))
     except ValueError as e:
-        raise pytest.UsageError(str(e)) from None
+        raise pytest.UsageError(str(e).replace("--simulate:", "--crossdev-simulate:", 1)) from None
     if crossdev.harness.sim_registered():
         crossdev.sim.register()  # the Python side: torch.sim, Tensor.is_sim
     kinds = crossdev.harness.device_kinds()
     devices = []
-    for kind in config.getoption("--device"):
+    for kind in config.getoption("--crossdev-device"):
         try:
             devices.append(crossdev.parse_device(kind)["type"])
         except ValueError:
-            _usage("--device", f"unknown device kind '{kind}'", "one of " + ", ".join(kinds))
-    import torch  # noqa: WPS433
-    for path in config.getoption("--crossdev-load-library"):
-        try:
-            torch.ops.load_library(path)
-        except (OSError, RuntimeError) as e:
-            _usage("--crossdev-load-library", f"cannot load '{path}' ({str(e).splitlines()[0]})",
-                   "a shared library (.so) built against this LibTorch")
+            _usage("--crossdev-device", f"unknown device kind '{kind}'", "one of " + ", ".join(kinds))
+    # Loaded in a child process first (crossdev.libraries): a library whose static registration
+    # throws (a taken TORCH_LIBRARY namespace) would abort this process; there it is a usage error.
+    from crossdev import libraries  # noqa: WPS433
+    try:
+        libraries.load_checked(config.getoption("--crossdev-load-library"), simulate=prepared["simulate_spec"])
+    except libraries.LoadLibraryError as e:
+        raise pytest.UsageError(f"--crossdev-load-library: {e}") from None
     for name in config.getoption("--crossdev-import"):
         try:
             importlib.import_module(name)
@@ -132,7 +220,7 @@ def pytest_configure(config):
         if not picker_spec:
             _usage("--crossdev-picker", "missing (--crossdev-picker-preset was given)", "MODULE:CALLABLE")
         picker = _load_picker(picker_spec)
-    config.stash[_STATE] = _State(config, prepared, devices, picker, picker_spec, preset)
+    config.stash[_STATE] = _State(config, targets, prepared, devices, picker, picker_spec, preset)
     if config.getoption("--crossdev-xdist-rows") and config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_RowsStayTogether(), "crossdev-xdist-rows")
     _CONFIG["config"] = config  # hooks without a config argument (pytest_runtest_logreport) find it here
@@ -169,8 +257,9 @@ class _RowsStayTogether:
 class _State:
     """Per process: the catalogs, the row results, and (where the bundle is written) the records."""
 
-    def __init__(self, config, prepared, devices, picker, picker_spec, preset):
+    def __init__(self, config, targets, prepared, devices, picker, picker_spec, preset):
         self.config = config
+        self.targets = targets
         self.simulate = prepared["simulate_spec"]
         self.note = prepared["note"]
         self.devices = devices
@@ -218,27 +307,16 @@ def _relative(path):
     return str(path) if rel.startswith("..") else rel
 
 
-def _named_on_command_line(config, path):
-    for arg in config.args:
-        given = pathlib.Path(arg.split("::")[0])
-        if not given.is_absolute():
-            given = pathlib.Path(config.invocation_params.dir) / given
-        if given.resolve() == path.resolve():
-            return True
-    return False
-
-
 def pytest_collect_file(file_path, parent):
     if file_path.suffix not in MATRIX_SUFFIXES:
         return None
-    config = parent.config
-    folder = file_path.parent
-    folder_is_catalog = folder.name == MATRIX_FOLDER_NAME or _named_on_command_line(config, folder)
-    if not folder_is_catalog and not _named_on_command_line(config, file_path):
+    state = parent.config.stash.get(_STATE, None)
+    if state is None:
+        return None  # the plugin is not used by this session
+    catalog_path = state.targets.catalog_for(file_path)
+    if catalog_path is None:
         return None
-    # The catalog is the folder's (ids are unique across it), as `crossdev run --matrix FOLDER`.
-    catalog_path = _relative(folder if folder_is_catalog else file_path)
-    return MatrixFile.from_parent(parent, path=file_path, catalog_path=catalog_path)
+    return MatrixFile.from_parent(parent, path=file_path, catalog_path=_relative(catalog_path))
 
 
 class MatrixFile(pytest.File):
@@ -319,84 +397,11 @@ class CaseItem(pytest.Item):
         return super().repr_failure(excinfo, style)
 
 
-# ---------------------------------------------------------------------------- device pickers
-
-_PATCHED_PROBES = "torch.cuda.is_available, torch.cuda.device_count, torch.backends.mps.is_available, " \
-                  "torch.xpu.is_available, torch.xpu.device_count, importlib.util.find_spec('torch_xla')"
-
-
-@contextlib.contextmanager
-def simulated_torch_probes(kinds):
-    """Makes torch's device probes describe a host with `kinds` ({kind: count}); undoes every
-    patch on exit, whatever the body raised."""
-    import torch  # noqa: WPS433
-    cuda, xpu = kinds.get("cuda", 0), kinds.get("xpu", 0)
-    mps, xla = kinds.get("mps", 0) > 0, kinds.get("xla", 0) > 0
-    real_find_spec = importlib.util.find_spec
-
-    def find_spec(name, package=None):
-        if name == "torch_xla" or name.startswith("torch_xla."):
-            return importlib.machinery.ModuleSpec(name, None) if xla else None
-        return real_find_spec(name, package)
-
-    patches = [(torch.cuda, "is_available", lambda: cuda > 0), (torch.cuda, "device_count", lambda: cuda),
-               (torch.backends.mps, "is_available", lambda: mps),
-               (torch.xpu, "is_available", lambda: xpu > 0), (torch.xpu, "device_count", lambda: xpu),
-               (importlib.util, "find_spec", find_spec)]
-    saved = []
-    try:
-        for owner, name, value in patches:
-            saved.append((owner, name, getattr(owner, name)))
-            setattr(owner, name, value)
-        yield
-    finally:
-        for owner, name, original in reversed(saved):
-            setattr(owner, name, original)
-
-
-class PickerChecks(pytest.Collector):
-    def collect(self):
-        state = self.config.stash[_STATE]
-        for host in _crossdev().harness.named_hosts():
-            yield PickerItem.from_parent(self, name=f"{state.preset}/{host}", host=host)
-
-
-class PickerItem(pytest.Item):
-    def __init__(self, *, host, **kwargs):
-        super().__init__(**kwargs)
-        self.host = host
-
-    def reportinfo(self):
-        return "crossdev-picker", None, self.nodeid
-
-    def runtest(self):
-        crossdev = _crossdev()
-        state = self.config.stash[_STATE]
-        profile = crossdev.host_profile(self.host, hypothetical=True)
-        kinds = {kind: info["count"] for kind, info in profile["kinds"].items()}
-        decision = crossdev.resolve([None], host=self.host, policy=state.preset)[0]
-        with simulated_torch_probes(kinds):
-            answer = state.picker()
-        try:
-            got = crossdev.parse_device(str(answer))
-        except ValueError as e:
-            raise CaseFailure(f"{state.picker_spec}() returned {answer!r}, not a device ({e})") from None
-        same = got["type"] == decision["resolved_type"] and (
-            got["index"] is None or got["index"] == decision["resolved_index"])
-        if not same:
-            host = ", ".join(f"{k} x{n}" for k, n in kinds.items())
-            raise CaseFailure(f"on host '{self.host}' ({host}) preset {state.preset} picks {decision['resolved']} "
-                              f"({decision['reason']}); {state.picker_spec}() returned {answer!r}")
-
-    def repr_failure(self, excinfo, style=None):
-        if isinstance(excinfo.value, CaseFailure):
-            return f"{excinfo.value}\n(patched while the picker ran: {_PATCHED_PROBES})"
-        return super().repr_failure(excinfo, style)
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session, config, items):
-    state = config.stash[_STATE]
+    state = config.stash.get(_STATE, None)
+    if state is None:
+        return
     if state.picker is not None:
         checks = PickerChecks.from_parent(session, name="crossdev-picker", nodeid="crossdev-picker")
         items.extend(checks.collect())
@@ -441,9 +446,9 @@ def pytest_runtest_logreport(report):
     if record is None:
         return
     config = _CONFIG.get("config")
-    if config is None:
+    state = config.stash.get(_STATE, None) if config is not None else None
+    if state is None:
         return
-    state = config.stash[_STATE]
     state.records.append((tuple(report.crossdev_order), report.crossdev_file, record, report.crossdev_oplog))
     # The JUnit classname is `crossdev run`'s: crossdev.<suite>.<real|simulated|not_run>.
     from _pytest.junitxml import xml_key  # noqa: WPS433
@@ -469,9 +474,9 @@ def pytest_report_header(config):
 def pytest_sessionfinish(session, exitstatus):
     config = session.config
     bundle = config.getoption("--crossdev-bundle")
-    if not bundle or hasattr(config, "workerinput"):  # an xdist worker: the controller writes it
+    state = config.stash.get(_STATE, None)
+    if not bundle or state is None or hasattr(config, "workerinput"):  # an xdist worker: the controller writes it
         return
-    state = config.stash[_STATE]
     records = sorted(state.records, key=lambda r: r[0])
     matrices = sorted({r[1] for r in records})
     oplog = [entry for r in records for entry in r[3]]

@@ -1,0 +1,111 @@
+"""Merging bundles from several runners into one report model.
+
+This is the in-memory model that report, gate and the views read; `crossdev merge` (crossdev/merge.py)
+is the command that writes several bundles into one file. A bad bundle never stops the merge: it
+becomes an InputError that every output shows, and the good bundles are merged as usual.
+"""
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List
+
+from crossdev.report.bundle import Bundle, BundleError, load_bundles
+from crossdev.report.schema import GATING_STATUSES
+
+
+@dataclass
+class InputError:
+    path: str
+    message: str  # the full BundleError text, every line prefixed with the path
+
+
+@dataclass
+class RunnerCounts:
+    """Status counts for one runner, with passes split by where they ran.
+
+    A simulated pass is never a real-device pass: `real_pass` counts only execution == real.
+    """
+
+    by_status: Counter = field(default_factory=Counter)
+    real_pass: int = 0
+    simulated_pass: int = 0
+    total: int = 0
+
+    def add(self, case: Dict) -> None:
+        self.total += 1
+        self.by_status[case["status"]] += 1
+        if case["status"] == "pass":
+            if case["execution"] == "real":
+                self.real_pass += 1
+            else:
+                self.simulated_pass += 1
+
+    @property
+    def gating(self) -> int:
+        return sum(self.by_status[s] for s in GATING_STATUSES)
+
+
+@dataclass
+class Report:
+    runners: List[Bundle]
+    errors: List[InputError]
+    history: List[Bundle] = field(default_factory=list)  # earlier bundles, for trends
+
+    def cases(self) -> Iterable:
+        """(runner, case) for every case of every runner, in input order."""
+        for runner in self.runners:
+            for case in runner.cases:
+                yield runner, case
+
+    def counts(self, runner: Bundle) -> RunnerCounts:
+        counts = RunnerCounts()
+        for case in runner.cases:
+            counts.add(case)
+        return counts
+
+    def totals(self) -> RunnerCounts:
+        counts = RunnerCounts()
+        for _, case in self.cases():
+            counts.add(case)
+        return counts
+
+    def suites(self) -> List[str]:
+        return sorted({case["suite"] for _, case in self.cases()})
+
+    def gating_cases(self) -> List:
+        return [(r, c) for r, c in self.cases() if c["status"] in GATING_STATUSES]
+
+
+def runner_label(bundle: Bundle) -> str:
+    """"cuda@gpu-box-3", with "+sim" when the run simulated device kinds."""
+    target = bundle.target
+    label = f"{target.get('device_kind') or 'unknown'}@{target.get('host') or 'unknown-host'}"
+    return label + "+sim" if bundle.simulated else label
+
+
+def _assign_labels(bundles: List[Bundle]) -> None:
+    seen: Counter = Counter()
+    for bundle in bundles:
+        base = runner_label(bundle)
+        seen[base] += 1
+        bundle.label = base if seen[base] == 1 else f"{base}#{seen[base]}"
+
+
+def load_all(paths: Iterable[str]):
+    """Loads every path; returns (good bundles, input errors) in input order. A bundle set (from
+    `crossdev merge`) contributes each of its bundles, as if each had been named."""
+    good, bad = [], []
+    for path in paths:
+        try:
+            good.extend(load_bundles(path))
+        except BundleError as e:
+            bad.append(InputError(path=e.path, message=str(e)))
+    return good, bad
+
+
+def merge(paths: Iterable[str], history_paths: Iterable[str] = ()) -> Report:
+    runners, errors = load_all(paths)
+    history, history_errors = load_all(history_paths)
+    _assign_labels(runners)
+    _assign_labels(history)
+    return Report(runners=runners, errors=errors + history_errors, history=history)
+

@@ -1,0 +1,79 @@
+"""`crossdev report`: one or more bundles into the offline HTML, Markdown and JUnit
+(DIR/index.html, DIR/summary.md and DIR/junit.xml).
+
+usage: crossdev report BUNDLE... --out DIR [--history BUNDLE...] [--title TEXT]
+
+A BUNDLE is a result bundle (`crossdev run`'s bundle.json, gzip-compressed or not) or a bundle set
+written by `crossdev merge`, whose bundles count as if each had been named here.
+
+Exit codes: 0 every input bundle was usable and the report was written; 2 bad input: a bundle
+(or history bundle) is missing, truncated, not JSON or not schema-valid. Its error names the
+file and is printed on stderr and shown in every output; the usable bundles are still merged and
+the report is still written. Case failures do not change the exit code: gating is `crossdev gate`'s job.
+"""
+import argparse
+import sys
+import traceback
+from pathlib import Path
+
+from crossdev.report.atomic import write_set_atomically
+from crossdev.report.junit import render_junit
+from crossdev.report.merge import merge
+from crossdev.report.summary_md import render_markdown
+from crossdev.report.views.page import render_page
+
+EXIT_OK, EXIT_BAD_INPUT = 0, 2
+PROG = "crossdev report"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse exits 2 already; keep its message, add the usage line
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def parse_args(argv):
+    p = _Parser(prog=PROG, description=__doc__.split("\n\n")[0])
+    p.add_argument("bundles", nargs="+", metavar="BUNDLE",
+                   help="result bundle(s) (bundle.json, one per runner) or bundle set(s) from `crossdev merge`")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing)")
+    p.add_argument("--history", nargs="*", default=[], metavar="BUNDLE",
+                   help="earlier bundles for the trends section (oldest first)")
+    p.add_argument("--title", default="crossdev conformance report")
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    """The command line: run(), and an unexpected exception exits 2, never with a traceback's exit 1."""
+    try:
+        return run(argv)
+    except Exception:  # noqa: BLE001  (a bug must not pass as a verdict; tests call run() and see it)
+        print(f"{PROG}: internal error (a bug in crossdev.report: please report it with the input bundles):\n"
+              + traceback.format_exc(limit=-3), file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def run(argv=None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    report = merge(args.bundles, args.history)
+    for err in report.errors:
+        print(f"{PROG}: error: {err.message}", file=sys.stderr)
+
+    out = Path(args.out)
+    outputs = {
+        "index.html": render_page(report, args.title),
+        "summary.md": render_markdown(report),
+        "junit.xml": render_junit(report),
+    }
+    try:
+        write_set_atomically((out / name, text) for name, text in outputs.items())
+    except OSError as e:
+        print(f"{PROG}: error: cannot write {e.filename or out}: {e.strerror}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    merged = len(report.runners)
+    print(f"report: {out / 'index.html'} ({merged} bundle(s) merged, {len(report.errors)} unusable)")
+    return EXIT_BAD_INPUT if report.errors else EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""Synthetic, schema-valid bundles for tests and demos (python -m crossdev.report.sample DIR).
+
+Real bundles come from `crossdev run`; these add what a CPU-only box cannot produce (CUDA/MPS
+runners, benchmark JSON) so every view and the gate can be exercised. Tests vary the cases
+they pass in; the summary is always computed from the cases, as the C++ writer does.
+"""
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from crossdev.report.schema import EXECUTIONS, GATING_STATUSES, SCHEMA_NAME, STATUSES
+
+
+def case(case_id: str, suite: str, status: str = "pass", execution: str = "real", device: str = "cpu",
+         message: str = "", metrics: Optional[Dict[str, float]] = None, details: Optional[Dict[str, str]] = None,
+         line: int = 1) -> dict:
+    return {
+        "id": case_id, "row_id": case_id.split("/")[0], "suite": suite, "source": f"sample {suite} row",
+        "intent": "", "file": f"matrices/{suite}.yaml", "line": line, "status": status, "device": device,
+        "execution": execution, "simulated": execution == "simulated", "message": message, "duration_s": 0.001,
+        "metrics": metrics or {}, "details": details or {},
+    }
+
+
+def ops_case(op: str, kind: str, dtype: str, impl: str, status: str = "pass", execution: str = "real",
+             max_abs: float = 1e-7, max_ulp: float = 1.0, shape_set: str = "small", digest: str = "") -> dict:
+    summary = f"close: 64 elements, max_abs={max_abs:g}, max_rel={max_abs:g}, max_ulp={max_ulp:g} (rtol=1e-05, atol=1e-05)"
+    details = {"op": op, "impl": impl, "dtype": dtype, "shape_set": shape_set, "golden out": summary}
+    if kind != "cpu":
+        details["vs_cpu out"] = summary
+    if digest:
+        details["output_digest"] = digest
+    return case(f"{op}.row/{kind}/{dtype}/{shape_set}/{impl}", "ops", status, execution,
+                device=f"{kind}:0" if kind != "cpu" else "cpu",
+                message="" if status == "pass" else f"{op} {impl} {dtype}: values not close",
+                metrics={"max_abs": max_abs, "max_rel": max_abs, "max_ulp": max_ulp, "mismatches": 0},
+                details=details)
+
+
+def _counts(cases: List[dict]) -> dict:
+    counted = Counter(c["status"] for c in cases) + Counter(c["execution"] for c in cases)
+    out = {"total": len(cases)}
+    out.update({k: counted.get(k, 0) for k in STATUSES + EXECUTIONS})
+    out["gates"] = any(c["status"] in GATING_STATUSES for c in cases)
+    return out
+
+
+def bundle(device_kind: str, cases: List[dict], host: str = "runner-1", simulated: bool = False,
+           simulate_spec: str = "", created: str = "2026-01-01T00:00:00Z", benchmarks: Optional[dict] = None) -> dict:
+    # Like the writer: the target's kind is real; each kind of the simulate spec the host lacks is simulated.
+    devices = [{"kind": device_kind, "count": 1, "provenance": "real", "names": [f"{device_kind}:0"]}]
+    if simulated:
+        for item in (simulate_spec or "cuda").split(","):
+            kind, _, count = item.strip().partition(":")
+            if kind and kind != device_kind and kind not in {d["kind"] for d in devices}:
+                devices.append({"kind": kind, "count": int(count or 1), "provenance": "simulated",
+                                "names": [f"simulated {kind}:{i}" for i in range(int(count or 1))]})
+    by_suite: Dict[str, List[dict]] = {}
+    for c in cases:
+        by_suite.setdefault(c["suite"], []).append(c)
+    return {
+        "schema": SCHEMA_NAME, "schema_version": 1, "created_utc": created,
+        "tool": {"name": "crossdev", "version": "0.1.0"},
+        "execution_target": {
+            "device_kind": device_kind, "device_model": f"sample {device_kind} device", "driver": "",
+            "libtorch_version": "2.13.0", "cuda_version": "12.8" if device_kind == "cuda" else "",
+            "compiler": "gcc 12.2.0", "git_commit": "0123456789abcdef0123456789abcdef01234567", "host": host,
+            "simulated": simulated, "simulate_spec": simulate_spec,
+            "devices": devices,
+        },
+        "matrices": sorted({c["file"] for c in cases}),
+        "summary": _counts(cases),
+        "summary_by_suite": {s: _counts(cs) for s, cs in sorted(by_suite.items())},
+        "cases": cases,
+        "benchmarks": benchmarks,
+        "device_log": None,
+    }
+
+
+def bench_json(device: str, entries: Dict[str, float], bw_util: Optional[Dict[str, float]] = None) -> dict:
+    """Google Benchmark JSON: entries maps "op/impl/dtype/size" to ns per iteration."""
+    benchmarks = []
+    for stem, ns in entries.items():
+        item = {"name": f"{stem}/{device}/fwd", "run_name": f"{stem}/{device}/fwd", "run_type": "iteration",
+                "iterations": 100, "real_time": ns, "cpu_time": ns, "time_unit": "ns"}
+        if bw_util and stem in bw_util:
+            item["bw_util"] = bw_util[stem]
+            item["bytes_per_second"] = bw_util[stem] * 50e9
+        benchmarks.append(item)
+    return {"context": {"host_name": "sample"}, "benchmarks": benchmarks}
+
+
+def demo_bundles() -> Dict[str, dict]:
+    """A CPU runner (real), a CUDA runner (real) and a simulated MPS runner: every view has data."""
+    ops = [("rms_norm", "float32"), ("gelu_tanh", "bfloat16")]
+    impls = ("fused", "fallback", "torchscript")
+    cpu = [ops_case(op, "cpu", dt, impl, digest=f"{op}-{dt}") for op, dt in ops for impl in impls]
+    cuda = [ops_case(op, "cuda", dt, impl, max_abs=3e-7, max_ulp=2, digest=f"{op}-{dt}") for op, dt in ops
+            for impl in impls]
+    mps = [ops_case(op, "mps", dt, impl, execution="simulated") for op, dt in ops for impl in impls]
+    redirect = [case(f"table.{req}.{host}.override-{o}", "redirect", execution="simulated",
+                     device=f"hypothetical:{host}",
+                     details={"trace": f"{req} -> {'cpu' if host == 'cpu-only' else 'cuda:0'} [fallback, via create] x"})
+                for req in ("none", "cpu") for host in ("cuda-x1", "cpu-only") for o in ("off", "on")]
+    manager = [case("manager.reset.cuda", "manager", device="cuda:0"),
+               case("errors.oom-recovery", "errors", status="xfail", message="known: allocator does not shrink")]
+    bench = bench_json("cuda", {"rms_norm/fused/float32/4096": 1000.0, "rms_norm/fallback/float32/4096": 2500.0,
+                                "rms_norm/torchscript/float32/4096": 1800.0},
+                       bw_util={"rms_norm/fused/float32/4096": 0.8, "rms_norm/fallback/float32/4096": 0.35})
+    return {
+        "cpu.json": bundle("cpu", cpu + redirect, host="linux-cpu"),
+        "cuda.json": bundle("cuda", cuda + redirect + manager, host="gpu-box", benchmarks=bench),
+        "mps-sim.json": bundle("cpu", mps, host="linux-cpu", simulated=True, simulate_spec="mps"),
+    }
+
+
+def main(argv: List[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python -m crossdev.report.sample DIR   (writes demo bundles into DIR)", file=sys.stderr)
+        return 2
+    out = Path(argv[0])
+    out.mkdir(parents=True, exist_ok=True)
+    for name, doc in demo_bundles().items():
+        (out / name).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        print(out / name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

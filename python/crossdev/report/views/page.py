@@ -1,0 +1,79 @@
+"""The self-contained HTML page: inline CSS, JS and SVG, no external request.
+
+A Content-Security-Policy forbids every fetch and allows only the one inline script (by hash),
+so even an escaping bug in a view could neither run injected script nor phone home.
+"""
+import base64
+import hashlib
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, List, NamedTuple, Optional
+
+from crossdev.report.merge import Report
+from crossdev.report.views import (bench_view, errors_view, failures_view, manager_view, redirect_view, scoreboard_view,
+                           suites_view, summary_view, trends_view)
+from crossdev.report.views.h import Markup, el, join
+
+_ASSETS = Path(__file__).resolve().parent / "assets"
+
+
+class Section(NamedTuple):
+    anchor: str
+    title: str
+    render: Callable[[Report], Optional[Markup]]
+    # Shown as "not in these bundles" when render returns None; optional sections just disappear.
+    always: bool
+
+
+# The page, top to bottom. Adding a view = one module with render(report) + one row here.
+SECTIONS: List[Section] = [
+    Section("input-errors", "Unusable bundles", errors_view.render, False),
+    Section("summary", "Summary per runner", summary_view.render, True),
+    Section("scoreboard", "Cross-device parity scoreboard", scoreboard_view.render, True),
+    Section("redirect", "Seed 002 redirect policy", redirect_view.render, True),
+    Section("manager", "Device manager and error recovery", manager_view.render, True),
+    Section("benchmarks", "Benchmarks", bench_view.render, True),
+    Section("trends", "Trends", trends_view.render, False),
+    Section("failures", "Failure details", failures_view.render, True),
+    Section("suites", "All cases by suite", suites_view.render, True),
+]
+
+
+def _verdict(report: Report) -> Markup:
+    totals = report.totals()
+    if totals.gating or report.errors:
+        text = f"FAIL: {totals.gating} gating case(s), {len(report.errors)} unusable bundle(s)"
+        return el("span", text, class_="verdict badge st-bad", id="verdict")
+    return el("span", "PASS", class_="verdict badge st-ok", id="verdict")
+
+
+def render_page(report: Report, title: str = "crossdev conformance report") -> str:
+    css = (_ASSETS / "report.css").read_text(encoding="utf-8")
+    js = (_ASSETS / "report.js").read_text(encoding="utf-8")
+    script_hash = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode("ascii")
+    csp = (f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{script_hash}'; "
+           "base-uri 'none'; form-action 'none'")
+
+    sections, nav = [], []
+    for s in SECTIONS:
+        body = s.render(report)
+        if body is None:
+            if not s.always:
+                continue
+            body = el("p", "Not in these bundles.", class_="note")
+        nav.append(el("a", s.title, href=f"#{s.anchor}"))
+        sections.append(el("section", el("h2", s.title), body, id=s.anchor))
+
+    generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    runners = ", ".join(r.label for r in report.runners) or "none"
+    head = join([
+        Markup('<meta charset="utf-8">'),
+        el("meta", http_equiv="Content-Security-Policy", content=csp),
+        el("meta", name="viewport", content="width=device-width, initial-scale=1"),
+        el("title", title),
+        Markup(f"<style>\n{css}</style>"),
+    ])
+    header = el("header", el("h1", title, _verdict(report)),
+                el("div", f"{len(report.runners)} runner(s): {runners}. Generated {generated}.", class_="note"))
+    body = join([header, el("nav", *nav), el("main", *sections), Markup(f"<script>{js}</script>")])
+    return f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>{head}</head>\n<body>{body}</body>\n</html>\n"

@@ -39,15 +39,16 @@ run_ctest() {
   return $rc
 }
 run_pytest() {
-  ( time CROSSDEV_BUILD_DIR="$PWD/$BUILD" python3 -m pytest conformance -q -p no:cacheprovider -n 8 2>/dev/null \
-      || CROSSDEV_BUILD_DIR="$PWD/$BUILD" python3 -m pytest conformance -q -p no:cacheprovider ) > "$OUT/pytest.log" 2>&1
+  ( time PYTHONPATH="$PWD/$BUILD/python" CROSSDEV_BUILD_DIR="$PWD/$BUILD" python3 -m pytest conformance -q -p no:cacheprovider -n 8 2>/dev/null \
+      || PYTHONPATH="$PWD/$BUILD/python" CROSSDEV_BUILD_DIR="$PWD/$BUILD" python3 -m pytest conformance -q -p no:cacheprovider ) > "$OUT/pytest.log" 2>&1
   local rc=$?
   grep -E "passed|failed|FAILED|ERROR" "$OUT/pytest.log" | tail -30
   return $rc
 }
 run_report() {
   # Real cuda (and cpu); the kinds this machine lacks are simulated and labelled so.
-  CROSSDEV_BENCH_COMPILE="${CROSSDEV_BENCH_COMPILE:-1}" bash ci/report.sh "$BUILD" "$OUT/report" python3 "mps,xpu,xla:1" \
+  # No venv on the GPU host: the build tree's package (build/python) is the crossdev `python3 -m crossdev` runs.
+  PYTHONPATH="$PWD/$BUILD/python${PYTHONPATH:+:$PYTHONPATH}" CROSSDEV_BENCH_COMPILE="${CROSSDEV_BENCH_COMPILE:-1}" bash ci/report.sh "$BUILD" "$OUT/report" python3 "mps,xpu,xla:1" \
     > "$OUT/report.log" 2>&1
   local rc=$?
   tail -25 "$OUT/report.log"

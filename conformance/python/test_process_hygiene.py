@@ -107,7 +107,7 @@ def test_run_matrix_that_simulates_registers_sim_first(tmp_path):
                           "results": results}}))
         """))
     results = {r["id"]: r for r in out["results"]}
-    mps = results["hyg.gelu/mps/float32/basic/fused"]
+    mps = results["hyg.gelu/mps/float32/basic/fallback"]  # (fused: no sim kernel, not eligible)
     if out["before"][0] is None:  # no real accelerator: mps is simulated on the sim backend
         assert out["sim"] is True and out["after"][1] == "sim", out
         assert mps["status"] == "pass" and mps["execution"] == "simulated", mps

@@ -1,7 +1,8 @@
 """A Python exception raised by a user's op inside a row is that case's `error`, with the
 exception's type and message, through `crossdev.run_matrix` and through the pytest plugin
-(issue 22, bad input). Before, the exception stayed pending on the thread: the plugin reported
-`SystemError: <built-in method run_row ...> returned a result with an exception set`.
+(issue 22, bad input). Before, the Python error could stay pending on the thread: the plugin
+reported `SystemError: <built-in method run_row ...> returned a result with an exception set`,
+or a case the previous case's exception.
 
 The ops are `torch.library.custom_op`s named as candidates of ops rows (the way
 examples/downstream/matrices/python/ops.yaml names mylib_py::gelu_tanh): one raises ValueError, one
@@ -30,15 +31,35 @@ USER_OPS = textwrap.dedent("""\
         raise ValueError(MESSAGE)
 
 
-    @torch.library.custom_op("crossdev_user_ex::no_autograd", mutates_args=())
-    def no_autograd(x: torch.Tensor) -> torch.Tensor:
+    def gelu_tanh(x):
         v = x.double()
         return (0.5 * v * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (v + 0.044715 * v ** 3)))).to(x.dtype)
+
+
+    @torch.library.custom_op("crossdev_user_ex::no_autograd", mutates_args=())
+    def no_autograd(x: torch.Tensor) -> torch.Tensor:
+        return gelu_tanh(x)
+
+
+    @torch.library.custom_op("crossdev_user_ex::even_sizes", mutates_args=())
+    def even_sizes(x: torch.Tensor) -> torch.Tensor:
+        if x.numel() % 2:
+            raise KeyError("odd numel")
+        return gelu_tanh(x)
     """)
 
 MATRIX = textwrap.dedent("""\
     suite: ops
     cases:
+      - id: user.even_sizes
+        source: "conformance/python/test_user_op_exceptions.py"
+        intent: "first, before autograd has run: forward and backward errors in one row, each its own"
+        op: gelu_tanh
+        candidate: "crossdev_user_ex::even_sizes"
+        devices: [cpu]
+        dtypes: [float32]
+        shape_sets: [size1, basic]
+
       - id: user.raises
         source: "conformance/python/test_user_op_exceptions.py"
         intent: "a Python op raising ValueError: each case is an error with the op's own message"
@@ -100,6 +121,12 @@ def check_cases(cases):
     assert len(backward) == 2, cases
     for case_id, (status, message) in backward.items():
         assert status == "error" and message.startswith(NO_AUTOGRAD), (case_id, status, message)
+    # The sequence that left the Python error pending before (run_row: SystemError): a forward
+    # KeyError, then a backward RuntimeError.
+    mixed = {i.split("/")[3]: c for i, c in cases.items() if i.startswith("user.even_sizes/")}
+    assert mixed["size1"][0] == "error" and mixed["size1"][1].startswith("KeyError: 'odd numel'"), mixed
+    assert mixed["basic"][0] == "error" and mixed["basic"][1].startswith(NO_AUTOGRAD.replace("no_autograd",
+                                                                                           "even_sizes")), mixed
     assert [c[0] for i, c in cases.items() if i.startswith("user.no_autograd.forward/")] == ["pass"], cases
     assert [c[0] for i, c in cases.items() if i.startswith("user.after/")] == ["pass"], cases
     assert not any("SystemError" in message for _, message in cases.values()), cases
@@ -128,6 +155,6 @@ def test_the_plugin_reports_the_exception_of_a_users_python_op(user_project):
     out = r.stdout + r.stderr
     assert r.returncode == 1, out
     assert "SystemError" not in out and "returned a result with an exception set" not in out, out
-    assert "6 failed, 2 passed" in r.stdout, r.stdout
+    assert "8 failed, 2 passed" in r.stdout, r.stdout
     assert f"error: {RAISES}" in r.stdout and f"error: {NO_AUTOGRAD}" in r.stdout, r.stdout
     check_cases({c["id"]: (c["status"], c["message"]) for c in json.loads(bundle.read_text())["cases"]})

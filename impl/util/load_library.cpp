@@ -252,6 +252,12 @@ void check_libraries_in_child(const std::vector<std::string>& argv, double timeo
   bool timed_out = false;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   char buffer[4096];
+  int status = 0;
+  bool reaped = false;
+  const auto append = [&](std::size_t n) {
+    output.append(buffer, n);
+    if (output.size() > kMaxOutput) output.erase(0, output.size() - kMaxOutput);
+  };
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
@@ -259,19 +265,28 @@ void check_libraries_in_child(const std::vector<std::string>& argv, double timeo
       break;
     }
     pollfd p{fds[0], POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 250)));
     if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) continue;
+    if (ready == 0) {
+      // The child may have exited while something it started keeps the pipe open: take what
+      // is there and stop waiting.
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        reaped = true;
+        ssize_t n = 0;
+        while (::poll(&p, 1, 0) > 0 && (n = ::read(fds[0], buffer, sizeof(buffer))) > 0) append(static_cast<std::size_t>(n));
+        break;
+      }
+      continue;
+    }
+    if (ready < 0) break;
     const ssize_t n = ::read(fds[0], buffer, sizeof(buffer));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // EOF: the child (and anything it started) closed its output
-    output.append(buffer, static_cast<std::size_t>(n));
-    if (output.size() > kMaxOutput) output.erase(0, output.size() - kMaxOutput);
+    append(static_cast<std::size_t>(n));
   }
   ::close(fds[0]);
   if (timed_out) ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (!reaped && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
 

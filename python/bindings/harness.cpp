@@ -67,6 +67,16 @@ std::string python_exception_text(PyObject* type, PyObject* value) {
     }
     PyErr_Clear();  // a value whose str() raised: the type alone
   }
+  // An exception that crossed torch's C++ on its way (the op ran under the dispatcher's autograd
+  // kernel) carries the Python stack in its message, "\n\nAt:\n  file(line): function\n...",
+  // innermost frame first: keep the message and that frame, the line of the op that raised.
+  if (const auto at = text.find("\n\nAt:\n"); at != std::string::npos) {
+    std::string frame = text.substr(at + 7);
+    frame = frame.substr(0, frame.find('\n'));
+    frame.erase(0, std::min(frame.find_first_not_of(' '), frame.size()));
+    text.erase(at);
+    if (!frame.empty()) text += " (at " + frame + ")";
+  }
   return text.empty() ? name : name + ": " + text;
 }
 

@@ -12,8 +12,6 @@ import re
 import sys
 from pathlib import Path
 
-from scikit_build_core import build as _skbuild
-
 OLDEST_TORCH = (2, 0)
 _HINT = "crossdev builds against the torch in your environment: install torch (any 2.x) first, then run\n" \
         "    pip install --no-build-isolation <crossdev>"
@@ -46,30 +44,46 @@ def check_torch() -> None:
     print(f"crossdev: building against torch {version} ({folder})", file=sys.stderr)
 
 
+def _backend():
+    # Imported after the torch check, so a machine without torch hears about torch first.
+    from scikit_build_core import build
+
+    return build
+
+
 def get_requires_for_build_wheel(config_settings=None):
     check_torch()
-    return _skbuild.get_requires_for_build_wheel(config_settings)
+    return _backend().get_requires_for_build_wheel(config_settings)
 
 
 def get_requires_for_build_editable(config_settings=None):
     check_torch()
-    return _skbuild.get_requires_for_build_editable(config_settings)
+    return _backend().get_requires_for_build_editable(config_settings)
 
 
 def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
     check_torch()
-    return _skbuild.prepare_metadata_for_build_wheel(metadata_directory, config_settings)
+    return _backend().prepare_metadata_for_build_wheel(metadata_directory, config_settings)
+
+
+def prepare_metadata_for_build_editable(metadata_directory, config_settings=None):
+    check_torch()
+    return _backend().prepare_metadata_for_build_editable(metadata_directory, config_settings)
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     check_torch()
-    return _skbuild.build_wheel(wheel_directory, config_settings, metadata_directory)
+    return _backend().build_wheel(wheel_directory, config_settings, metadata_directory)
 
 
 def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
     check_torch()
-    return _skbuild.build_editable(wheel_directory, config_settings, metadata_directory)
+    return _backend().build_editable(wheel_directory, config_settings, metadata_directory)
 
 
-get_requires_for_build_sdist = _skbuild.get_requires_for_build_sdist
-build_sdist = _skbuild.build_sdist
+def get_requires_for_build_sdist(config_settings=None):
+    return _backend().get_requires_for_build_sdist(config_settings)
+
+
+def build_sdist(sdist_directory, config_settings=None):
+    return _backend().build_sdist(sdist_directory, config_settings)

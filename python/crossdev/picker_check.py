@@ -26,6 +26,7 @@ torch nor crossdev's extension.
 from __future__ import annotations
 
 import argparse
+import ast
 import concurrent.futures
 import contextlib
 import importlib
@@ -499,15 +500,9 @@ def _callables(module):
                   and getattr(v, "__module__", None) == module.__name__)
 
 
-def _not_found_is_the_module(exc, module_name):
-    missing = getattr(exc, "name", None) or ""
-    return bool(missing) and (module_name == missing or module_name.startswith(missing + "."))
-
-
-def run_picker(spec, kinds, validate=False):
-    """In this process: makes the host, imports and calls the picker; returns the JSON-able result.
-    With validate, only checks that the module imports (ModuleNotFoundError for the module itself
-    is a usage error; any other exception is left for the host items) and names a callable."""
+def run_picker(spec, kinds):
+    """In this process: makes the host, imports the picker's module and calls the picker; returns
+    the JSON-able result."""
     parts = _split_spec(spec)
     if parts is None:
         return {"ok": False, "usage": f"'{spec}' is not MODULE:CALLABLE", "expected": "e.g. mymodule:get_device"}
@@ -521,19 +516,12 @@ def run_picker(spec, kinds, validate=False):
                 choices = _callables(module)
                 return {"ok": False, "usage": f"module '{module_name}' has no callable '{attr}'",
                         "expected": "one of its callables: " + (", ".join(choices) or "(none)"), "asked": asked}
-            if validate:
-                return {"ok": True, "asked": asked}
             stage = "call"
             answer = picker()
             import torch  # noqa: WPS433
             return {"ok": True, "answer": str(answer), "repr": repr(answer),
                     "is_device": isinstance(answer, torch.device), "asked": asked}
         except BaseException as e:  # noqa: B902  (SystemExit and KeyboardInterrupt from a picker are its answer too)
-            if validate and stage == "import":
-                if isinstance(e, ModuleNotFoundError) and _not_found_is_the_module(e, module_name):
-                    return {"ok": False, "usage": f"cannot import module '{module_name}' ({e})",
-                            "expected": "an importable module (sys.path)"}
-                return {"ok": True, "deferred": f"{_type_name(e)}: {e}", "asked": asked}
             return {"ok": False, "stage": stage, "type": _type_name(e), "message": str(e), "where": _where(e),
                     "asked": asked}
 
@@ -557,8 +545,6 @@ def main(argv=None):
     parser.add_argument("--host-json", required=True, metavar="JSON",
                         help='the host: device kind -> count, e.g. {"cuda": 2, "mps": 1, "xla": 1}')
     parser.add_argument("--picker", required=True, metavar="MODULE:CALLABLE", help="the picker, called with no arguments")
-    parser.add_argument("--validate", action="store_true",
-                        help="only check that the module imports and names a callable; do not call it")
     args = parser.parse_args(argv)
     try:
         kinds = _host_kinds(args.host_json)
@@ -572,7 +558,7 @@ def main(argv=None):
     answer_fd = os.dup(1)
     os.dup2(2, 1)
     try:
-        result = run_picker(args.picker, kinds, validate=args.validate)
+        result = run_picker(args.picker, kinds)
     except BaseException as e:  # noqa: B902  (the harness's own failure: still one JSON line)
         result = {"ok": False, "stage": "harness", "type": _type_name(e), "message": str(e), "where": _where(e)}
     sys.stdout.flush()
@@ -593,19 +579,20 @@ def _child_env():
     return env
 
 
-def run_child(spec, kinds, timeout=DEFAULT_TIMEOUT_S, validate=False):
+def run_child(spec, kinds, timeout=DEFAULT_TIMEOUT_S):
     """Runs the picker on one simulated host in a fresh process; returns the child's JSON result,
     or {"ok": False, "stage": "timeout"|"crash", ...}."""
     cmd = [sys.executable, "-m", "crossdev.picker_check", "--host-json", json.dumps(kinds), "--picker", spec]
-    if validate:
-        cmd.append("--validate")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                             text=True, env=_child_env(), start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+            if hasattr(os, "killpg"):
+                os.killpg(proc.pid, signal.SIGKILL)  # the picker's own children too
+            else:
+                proc.kill()
         out, err = proc.communicate()
         return {"ok": False, "stage": "timeout", "timeout": timeout, "stderr": err}
     lines = [line for line in out.splitlines() if line.strip()]
@@ -624,16 +611,82 @@ def _tail(text, lines=15):
     return "\n".join("  " + line for line in kept)
 
 
-def load_picker(spec, timeout=DEFAULT_TIMEOUT_S):
-    """Checks --crossdev-picker in a child (the module imports, on a host with no accelerator, and
-    names a callable); a bad one is a pytest.UsageError. Returns the spec."""
-    if _split_spec(spec) is None:
+def _top_level_names(module_spec):
+    """(every name the module's source binds at top level, its public functions and classes), read
+    with ast, never run; None where that cannot be known (no source, a star import, __getattr__)."""
+    origin = getattr(module_spec, "origin", None)
+    if not origin or not origin.endswith(".py"):
+        return None
+    try:
+        tree = ast.parse(pathlib.Path(origin).read_bytes(), filename=origin)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    names, public = set(), []
+
+    def bind(target):
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+
+    def visit(body):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+                if not node.name.startswith("_"):
+                    public.append(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    if alias.name == "*":
+                        raise LookupError("star import")
+                    names.add(alias.asname or alias.name.split(".")[0])
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    bind(target)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+                bind(node.target)
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                bind(node.target)
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    if item.optional_vars is not None:
+                        bind(item.optional_vars)
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    visit(getattr(node, field, []) or [])
+    if any(isinstance(node, ast.Global) or (isinstance(node, ast.Name) and node.id in ("globals", "vars"))
+           for node in ast.walk(tree)):
+        return None  # names bound at run time
+    try:
+        visit(tree.body)
+    except LookupError:
+        return None
+    if "__getattr__" in names:
+        return None
+    return names, sorted(public)
+
+
+def load_picker(spec):
+    """Checks --crossdev-picker without running the user's module (it runs only in the hosts'
+    processes): the module must be found on sys.path and, where its source tells, define the
+    name. A bad one is a pytest.UsageError. Returns the spec."""
+    parts = _split_spec(spec)
+    if parts is None:
         raise pytest.UsageError(f"--crossdev-picker: '{spec}' is not MODULE:CALLABLE; expected e.g. mymodule:get_device")
-    result = run_child(spec, {}, timeout=timeout, validate=True)
-    if result.get("usage"):
-        raise pytest.UsageError(f"--crossdev-picker: {result['usage']}; expected {result['expected']}")
-    if not result.get("ok") and result.get("stage") in ("timeout", "crash", "harness"):
-        raise pytest.UsageError(f"--crossdev-picker: cannot check '{spec}' ({_describe_unanswered(result)})")
+    module_name, attr = parts
+    try:
+        found = importlib.util.find_spec(module_name)
+        missing = "" if found is not None else f"No module named '{module_name}'"
+    except ModuleNotFoundError as e:  # a parent package is missing
+        found, missing = None, str(e)
+    except Exception:  # noqa: BLE001  (a parent package that fails to import: each host reports it)
+        return spec
+    if found is None:
+        raise pytest.UsageError(f"--crossdev-picker: cannot import module '{module_name}' ({missing}); "
+                                "expected an importable module (sys.path)")
+    known = _top_level_names(found)
+    if known is not None and attr not in known[0]:
+        raise pytest.UsageError(f"--crossdev-picker: module '{module_name}' has no callable '{attr}'; expected one "
+                                "of its callables: " + (", ".join(known[1]) or "(none)"))
     return spec
 
 
@@ -703,7 +756,7 @@ class PickerItem(pytest.Item):
         self.spec = self.config.getoption("--crossdev-picker")
         self.preset = self.config.getoption("--crossdev-picker-preset")
         self._kinds = None
-        self.asked = []
+        self.asked = None  # the simulated probes the picker asked; None when its process gave no answer
 
     def reportinfo(self):
         return "crossdev-picker", None, self.nodeid
@@ -726,7 +779,7 @@ class PickerItem(pytest.Item):
                 if isinstance(item, PickerItem) and item.config is self.config:
                     runs.submit(item)
         result = runs.submit(self).result()
-        self.asked = result.get("asked", [])
+        self.asked = result.get("asked")
         decision = crossdev.resolve([None], host=self.host, policy=self.preset)[0]
         where = f"on {self._host_text()}"
         if not result.get("ok"):
@@ -754,7 +807,8 @@ class PickerItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, PickerFailure):
-            asked = ", ".join(self.asked) or "none of them"
+            asked = ("not known: its process gave no answer" if self.asked is None
+                     else ", ".join(self.asked) or "none of them")
             return (f"{excinfo.value}\n(simulated in a fresh process for this host: {PATCHED_PROBES})"
                     f"\n(the picker asked: {asked})")
         return super().repr_failure(excinfo, style)

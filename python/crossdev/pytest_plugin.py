@@ -48,10 +48,7 @@ the picker is called, and its answer must be the preset's decision there (``cros
 """
 from __future__ import annotations
 
-import contextlib
 import importlib
-import importlib.machinery
-import importlib.util
 import os
 import pathlib
 import warnings

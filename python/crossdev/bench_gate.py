@@ -22,7 +22,6 @@ Exit codes: 0 no significant regression, 1 at least one, 2 bad input (the messag
 file, and line:column for JSON syntax errors). Writes a machine-readable verdict (--verdict-json,
 schema "crossdev.bench_gate" v1) and a Markdown table (--markdown; also printed).
 """
-import argparse
 import gzip
 import json
 import math
@@ -32,6 +31,8 @@ import sys
 import zlib
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
+
+from crossdev._command import ArgumentParser
 
 PROG = "crossdev bench-gate"
 SCHEMA = "crossdev.bench_gate"
@@ -321,15 +322,10 @@ def _write(path: str, text: str) -> None:
     os.replace(tmp, path)
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # argparse exits 2 on bad usage too; keep the message prefixed
-        self.print_usage(sys.stderr)
-        print(f"{PROG}: error: {message}", file=sys.stderr)
-        sys.exit(2)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    p = _Parser(prog=PROG, description=__doc__.splitlines()[0])
+    p = ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     p.add_argument("--baseline", required=True, metavar="FILE", help="Google Benchmark JSON (or bundle) of the baseline")
     p.add_argument("current", nargs="+", metavar="CURRENT", help="Google Benchmark JSON (or bundle) to gate")
     p.add_argument("--threshold", type=float, default=0.05, help="relative slowdown that counts (default 0.05)")

@@ -18,27 +18,22 @@ the bundle files that embed benchmark results are handed to
 `crossdev bench-gate --baseline FILE --threshold T BUNDLE...` (a Mann-Whitney U test plus the
 threshold); its exit code (0/1/2) counts as this gate's.
 """
-import argparse
 import sys
-import traceback
 from pathlib import Path
 from typing import List
 
 import crossdev.bench_gate as bench_gate  # not `from crossdev import`: that asks the lazy package first
+from crossdev._command import ArgumentParser, guarded
 from crossdev.report.merge import InputError, Report, merge
 
 EXIT_PASS, EXIT_GATED, EXIT_BAD_INPUT = 0, 1, 2
 PROG = "crossdev gate"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"{PROG}: error: {message}\n")
 
 
 def parse_args(argv):
-    p = _Parser(prog=PROG, description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("bundles", nargs="+", metavar="BUNDLE",
                    help="result bundle(s), one per runner, or bundle set(s) from `crossdev merge`")
     p.add_argument("--baseline-bench", metavar="FILE", help="Google Benchmark JSON of the baseline run")
@@ -92,17 +87,6 @@ def empty_bundle_errors(report: Report) -> List[InputError]:
             for r in report.runners if not r.cases]
 
 
-def main(argv=None) -> int:
-    """The command line: run(), and an unexpected exception is bad input (2), never a traceback's exit 1,
-    which would read as "a case failed"."""
-    try:
-        return run(argv)
-    except Exception:  # noqa: BLE001  (tests call run() directly and see any bug)
-        print(f"{PROG}: internal error (a bug in the gate: please report it with the input bundles):\n"
-              + traceback.format_exc(limit=-3), file=sys.stderr)
-        print("gate: BAD INPUT (exit 2)")
-        return EXIT_BAD_INPUT
-
 
 def run(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
@@ -121,6 +105,9 @@ def run(argv=None) -> int:
         return EXIT_GATED
     print("gate: PASS (exit 0)")
     return EXIT_PASS
+
+
+main = guarded(run, PROG, "the gate")
 
 
 if __name__ == "__main__":

@@ -14,14 +14,13 @@ Exit codes: 0 FILE written; 2 bad input: a BUNDLE is missing or not a valid bund
 named on stderr, with what was expected) or FILE cannot be written. On exit 2 FILE is not written:
 a merge job must not publish a set that silently lacks a runner. FILE is replaced atomically.
 """
-import argparse
 import json
 import math
 import sys
 import time
-import traceback
 from typing import Any, List
 
+from crossdev._command import ArgumentParser, guarded
 from crossdev.report.atomic import write_text_atomically
 from crossdev.report.bundle import Bundle, BundleError, load_bundles
 from crossdev.report.schema import BUNDLE_SET_NAME
@@ -31,14 +30,10 @@ PROG = "crossdev merge"
 SET_VERSION = 1
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # argparse exits 2 already; keep its message, add the usage line
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
 def parse_args(argv):
-    p = _Parser(prog=PROG, description="Combine runners' bundles into one bundle set that crossdev report, "
+    p = ArgumentParser(prog=PROG, description="Combine runners' bundles into one bundle set that crossdev report, "
                                        "gate, bench-gate and diff read as they read bundles.")
     p.add_argument("bundles", nargs="+", metavar="BUNDLE",
                    help="result bundle(s) (bundle.json, gzip-compressed or not) or earlier bundle set(s)")
@@ -83,15 +78,6 @@ def bundle_set_text(bundles: List[Bundle]) -> str:
     return "\n".join(lines + [",\n".join(entries), "]}"]) + "\n"
 
 
-def main(argv=None) -> int:
-    """The command line: run(), and an unexpected exception exits 2, never with a traceback's exit 1."""
-    try:
-        return run(argv)
-    except Exception:  # noqa: BLE001  (tests call run() directly and see any bug)
-        print(f"{PROG}: internal error (a bug in crossdev merge: please report it with the input bundles):\n"
-              + traceback.format_exc(limit=-3), file=sys.stderr)
-        return EXIT_BAD_INPUT
-
 
 def run(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
@@ -114,6 +100,9 @@ def run(argv=None) -> int:
     cases = sum(len(b.cases) for b in bundles)
     print(f"merge: {args.out} ({len(bundles)} bundle(s) from {len(args.bundles)} file(s), {cases} case(s))")
     return EXIT_OK
+
+
+main = guarded(run, PROG, "crossdev merge")
 
 
 if __name__ == "__main__":

@@ -11,11 +11,10 @@ Exit codes: 0 every input bundle was usable and the report was written; 2 bad in
 file and is printed on stderr and shown in every output; the usable bundles are still merged and
 the report is still written. Case failures do not change the exit code: gating is `crossdev gate`'s job.
 """
-import argparse
 import sys
-import traceback
 from pathlib import Path
 
+from crossdev._command import ArgumentParser, guarded
 from crossdev.report.atomic import write_set_atomically
 from crossdev.report.junit import render_junit
 from crossdev.report.merge import merge
@@ -26,14 +25,10 @@ EXIT_OK, EXIT_BAD_INPUT = 0, 2
 PROG = "crossdev report"
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # argparse exits 2 already; keep its message, add the usage line
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
 def parse_args(argv):
-    p = _Parser(prog=PROG, description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("bundles", nargs="+", metavar="BUNDLE",
                    help="result bundle(s) (bundle.json, one per runner) or bundle set(s) from `crossdev merge`")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing)")
@@ -42,15 +37,6 @@ def parse_args(argv):
     p.add_argument("--title", default="crossdev conformance report")
     return p.parse_args(argv)
 
-
-def main(argv=None) -> int:
-    """The command line: run(), and an unexpected exception exits 2, never with a traceback's exit 1."""
-    try:
-        return run(argv)
-    except Exception:  # noqa: BLE001  (a bug must not pass as a verdict; tests call run() and see it)
-        print(f"{PROG}: internal error (a bug in crossdev.report: please report it with the input bundles):\n"
-              + traceback.format_exc(limit=-3), file=sys.stderr)
-        return EXIT_BAD_INPUT
 
 
 def run(argv=None) -> int:
@@ -73,6 +59,9 @@ def run(argv=None) -> int:
     merged = len(report.runners)
     print(f"report: {out / 'index.html'} ({merged} bundle(s) merged, {len(report.errors)} unusable)")
     return EXIT_BAD_INPUT if report.errors else EXIT_OK
+
+
+main = guarded(run, PROG, "crossdev.report")
 
 
 if __name__ == "__main__":

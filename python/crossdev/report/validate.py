@@ -7,21 +7,12 @@ Exit codes: 0 every bundle is valid, 2 at least one is not (bad input). Case fai
 valid bundle are not a validation problem (see `crossdev gate`).
 """
 import sys
-import traceback
 
+from crossdev._command import guarded
 from crossdev.report.bundle import BundleError, load_bundles
 
 PROG = "crossdev.report.validate"
 
-
-def main(argv=None) -> int:
-    """The command line: run(), and an unexpected exception exits 2, never with a traceback's exit 1."""
-    try:
-        return run(argv)
-    except Exception:  # noqa: BLE001  (tests call run() directly and see any bug)
-        print(f"{PROG}: internal error (a bug in crossdev.report: please report it with the input bundles):\n"
-              + traceback.format_exc(limit=-3), file=sys.stderr)
-        return 2
 
 
 def run(argv=None) -> int:
@@ -45,6 +36,9 @@ def run(argv=None) -> int:
             cases = sum(len(b.cases) for b in bundles)
             print(f"{path}: ok (a bundle set: {len(bundles)} bundle(s), {cases} cases)")
     return 2 if bad else 0
+
+
+main = guarded(run, PROG, "crossdev.report")
 
 
 if __name__ == "__main__":

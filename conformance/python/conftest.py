@@ -15,7 +15,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD_DIR = pathlib.Path(os.environ.get("CROSSDEV_BUILD_DIR", ROOT / "build")).resolve()
-if importlib.util.find_spec("crossdev") is None:
+INSTALLED = importlib.util.find_spec("crossdev") is not None
+if not INSTALLED:
     sys.path.insert(0, str(BUILD_DIR / "python"))
 sys.path.insert(0, str(ROOT))
 
@@ -74,6 +75,8 @@ def cli():
 
     def run(*args, env=None, cwd=ROOT):
         full_env = dict(os.environ)
+        if not INSTALLED:  # `python -m crossdev` from the build tree's mirror
+            full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BUILD_DIR / "python"), full_env.get("PYTHONPATH")]))
         full_env.update(env or {})
         return subprocess.run([*command, *map(str, args)], capture_output=True, text=True, env=full_env,
                               cwd=cwd, timeout=300)

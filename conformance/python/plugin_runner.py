@@ -1,9 +1,8 @@
 """Runs `python -m pytest ...` with crossdev's plugin in a subprocess, as a user would, for the
 plugin's tests (test_pytest_plugin*.py). Where crossdev is installed, the plugin is its `pytest11`
-entry point `crossdev` (named with `-p crossdev`, which loads that entry point once, also when
-autoloading is off); in a build tree without the package, `-p crossdev.pytest_plugin` loads the
-module from build/python. Naming the module while the entry point is installed would register
-it twice (pluggy refuses: "Plugin already registered under a different name")."""
+entry point, named after its module, so `-p crossdev.pytest_plugin` is a no-op there (and loads it
+where autoloading is off); in a build tree without the package, the same `-p` loads the module from
+build/python."""
 import functools
 import importlib.metadata
 import os
@@ -28,14 +27,14 @@ def make_report_simulate():
 
 @functools.lru_cache(maxsize=None)
 def entry_point_installed():
-    """Whether the `crossdev` pytest11 entry point is installed (the wheel), for this python."""
-    return any(ep.name == "crossdev" and ep.value.startswith("crossdev.pytest_plugin")
+    """Whether crossdev's pytest11 entry point is installed (the wheel), for this python."""
+    return any(ep.name == "crossdev.pytest_plugin" and ep.value.startswith("crossdev.pytest_plugin")
                for ep in importlib.metadata.entry_points(group="pytest11"))
 
 
 def plugin_args():
     """How a pytest command line loads crossdev's plugin here."""
-    return ["-p", "crossdev"] if entry_point_installed() else ["-p", "crossdev.pytest_plugin"]
+    return ["-p", "crossdev.pytest_plugin"]
 
 
 def pytest_env(env=None, extra_path=()):
@@ -44,6 +43,7 @@ def pytest_env(env=None, extra_path=()):
     full_env.pop("PYTEST_ADDOPTS", None)
     # The installed package is the one under test; a build tree without it puts build/python first.
     paths = ([] if entry_point_installed() else [str(BUILD_DIR / "python")]) + [str(p) for p in extra_path]
+    paths += [p for p in full_env.get("PYTHONPATH", "").split(os.pathsep) if p and p not in paths]
     if paths:
         full_env["PYTHONPATH"] = os.pathsep.join(paths)
     else:

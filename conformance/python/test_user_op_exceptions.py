@@ -116,7 +116,7 @@ def check_cases(cases):
     raising = {i: c for i, c in cases.items() if i.startswith("user.raises/")}
     assert len(raising) == 4, cases  # two dtypes x two shape sets, each calling the op again
     for case_id, (status, message) in raising.items():
-        assert status == "error" and message.startswith(RAISES), (case_id, status, message)
+        assert status == "error" and message == RAISES, (case_id, status, message)  # one line, no traceback
     backward = {i: c for i, c in cases.items() if i.startswith("user.no_autograd/")}
     assert len(backward) == 2, cases
     for case_id, (status, message) in backward.items():
@@ -124,7 +124,7 @@ def check_cases(cases):
     # The sequence that left the Python error pending before (run_row: SystemError): a forward
     # KeyError, then a backward RuntimeError.
     mixed = {i.split("/")[3]: c for i, c in cases.items() if i.startswith("user.even_sizes/")}
-    assert mixed["size1"][0] == "error" and mixed["size1"][1].startswith("KeyError: 'odd numel'"), mixed
+    assert mixed["size1"] == ("error", "KeyError: 'odd numel'"), mixed
     assert mixed["basic"][0] == "error" and mixed["basic"][1].startswith(NO_AUTOGRAD.replace("no_autograd",
                                                                                            "even_sizes")), mixed
     assert [c[0] for i, c in cases.items() if i.startswith("user.no_autograd.forward/")] == ["pass"], cases

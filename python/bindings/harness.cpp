@@ -67,27 +67,27 @@ std::string python_exception_text(PyObject* type, PyObject* value) {
     }
     PyErr_Clear();  // a value whose str() raised: the type alone
   }
-  // An exception that crossed torch's C++ on its way (the op ran under the dispatcher's autograd
-  // kernel) carries the Python stack in its message, "\n\nAt:\n  file(line): function\n...",
-  // innermost frame first: keep the message and that frame, the line of the op that raised.
-  if (const auto at = text.find("\n\nAt:\n"); at != std::string::npos) {
-    std::string frame = text.substr(at + 7);
-    frame = frame.substr(0, frame.find('\n'));
-    frame.erase(0, std::min(frame.find_first_not_of(' '), frame.size()));
-    text.erase(at);
-    if (!frame.empty()) text += " (at " + frame + ")";
-  }
+  // A message built from pybind11's what() carries the Python stack, "\n\nAt:\n  file(line): ...":
+  // the case keeps the message (the bundle's message is one reason, not a traceback).
+  if (const auto at = text.find("\n\nAt:\n"); at != std::string::npos) text.erase(at);
   return text.empty() ? name : name + ": " + text;
 }
 
-// conformance::describe_exception for this process (runner/run_context.h). A Python op that
-// raises reaches C++ as python_error: through the dispatcher with the Python error still set on
-// this thread (what() is ""), through the autograd engine persisted (what() is str(value)).
-// Either way the error is taken off the thread, so the row's next call into Python starts clean.
+// conformance::describe_exception for this process (runner/run_context.h): "Type: message". A
+// Python op that raises reaches C++ as torch's python_error — through the dispatcher with the
+// Python error still set on this thread (what() is ""), through the autograd engine persisted
+// (what() is str(value), no type) — or as pybind11's error_already_set (what() ends with the
+// Python stack). The pending error is taken off the thread, so the row's next call into Python
+// starts clean (left there, it surfaced as the next case's error, or as SystemError from run_row).
 std::string describe_for_python(const std::exception& e) {
   try {
     if (!Py_IsInitialized()) return e.what();
     py::gil_scoped_acquire gil;
+    if (const auto* pe = dynamic_cast<const py::error_already_set*>(&e)) {
+      if (PyErr_Occurred()) PyErr_Clear();  // a stale one, never ours: error_already_set fetched ours
+      const std::string text = python_exception_text(pe->type().ptr(), pe->value().ptr());
+      return text.empty() ? std::string(e.what()) : text;
+    }
     if (const auto* pe = dynamic_cast<const python_error*>(&e)) {
       auto& err = const_cast<python_error&>(*pe);
       err.persist();  // PyErr_Fetch: clears the pending error; a no-op once persisted

@@ -56,8 +56,10 @@ wheel: build
 ctest: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) 2>&1 | tail -n 40; exit $${PIPESTATUS[0]}
 
-# pytest runs in $(VENV): the installed crossdev, its `crossdev` command and its pytest11 plugin.
-PYTEST := PATH=$(abspath $(VENV))/bin:$$PATH CROSSDEV_BUILD_DIR=$(abspath $(BUILD)) $(abspath $(VENV_PY)) -m pytest
+# pytest runs in $(VENV): the installed crossdev, its `crossdev` command and its pytest11 plugin; on
+# $(JOBS) xdist workers, a test file per worker (module fixtures such as the downstream build run once).
+PYTEST := PATH=$(abspath $(VENV))/bin:$$PATH CROSSDEV_BUILD_DIR=$(abspath $(BUILD)) $(abspath $(VENV_PY)) -m pytest \
+          -n $(JOBS) --dist loadfile
 
 pytest: setup-test install
 	$(PYTEST) conformance -q -p no:cacheprovider

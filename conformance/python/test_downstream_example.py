@@ -47,13 +47,15 @@ def example_build(build_dir):
     installed crossdev through find_package(crossdev)."""
     cache = cache_entries(build_dir)
     out = build_dir / "examples" / "downstream"
-    configure = ["cmake", "-S", EXAMPLE, "-B", out, "-DCMAKE_BUILD_TYPE=Release",
-                 f"-DCMAKE_PREFIX_PATH={crossdev_cmake_prefix()}"]
+    prefix = crossdev_cmake_prefix()
+    configure = ["cmake", "-S", EXAMPLE, "-B", out, "-DCMAKE_BUILD_TYPE=Release", f"-DCMAKE_PREFIX_PATH={prefix}"]
     if "CMAKE_GENERATOR" in cache:
         configure += ["-G", cache["CMAKE_GENERATOR"]]
     configure += [f"-D{k}={cache[k]}" for k in SHARED_CACHE_ENTRIES if k in cache]
     start = time.monotonic()
-    for command in (configure, ["cmake", "--build", out]):
+    cached = (out / "CMakeCache.txt").read_text() if (out / "CMakeCache.txt").exists() else ""
+    configured = f"crossdev_DIR:PATH={prefix / 'crossdev'}" in cached
+    for command in ([] if configured else [configure]) + [["cmake", "--build", out]]:
         proc = subprocess.run([str(c) for c in command], capture_output=True, text=True, timeout=1200)
         assert proc.returncode == 0, f"{' '.join(map(str, command))}\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
     print(f"examples/downstream built in {time.monotonic() - start:.1f} s")

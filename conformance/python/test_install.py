@@ -99,7 +99,7 @@ def test_the_python_subcommands_import_neither_torch_nor_the_core(name):
 
 
 def _bare_venv(folder):
-    venv.EnvBuilder(with_pip=True, system_site_packages=False).create(folder)
+    venv.EnvBuilder(with_pip=False, system_site_packages=False).create(folder)
     return folder / "bin" / "python"
 
 
@@ -111,7 +111,9 @@ def torchless_python(tmp_path_factory):
 
 def pip_install(python, env=None):
     full = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INDEX="1", **(env or {}))
-    return subprocess.run([str(python), "-m", "pip", "install", "--no-build-isolation", "--no-deps", str(ROOT)],
+    # This interpreter's pip, acting on the bare venv (`pip --python`): the build backend runs in the venv.
+    return subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-build-isolation",
+                           "--no-deps", str(ROOT)],
                           capture_output=True, text=True, timeout=300, env=full)
 
 

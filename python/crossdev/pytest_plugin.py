@@ -1,6 +1,6 @@
 """crossdev.pytest_plugin: the conformance matrices as pytest items, and device-picker checks.
 
-Installing crossdev registers this plugin (the ``pytest11`` entry point ``crossdev``); without the
+Installing crossdev registers this plugin (the ``pytest11`` entry point ``crossdev.pytest_plugin``); without the
 package installed, load it with ``-p crossdev.pytest_plugin``.
 
     pytest matrices/ [--crossdev-simulate S] [--crossdev-device KIND]... [--crossdev-bundle PATH]

@@ -26,7 +26,7 @@ PIP_BUILD := -C build-dir=$(BUILD) -C cmake.define.CROSSDEV_BUILD_TESTS=ON -C cm
 all: build
 
 help:
-	@sed -n '1,5p' Makefile
+	@sed -n '1,7p' Makefile
 
 setup:
 	@PYTHON=$(PYTHON) bash ci/setup.sh

@@ -711,6 +711,12 @@ class Emulator:
             for name, to in chosen.items():
                 shutil.copytree(self.store / name, to, dirs_exist_ok=True)
             return 0, f"download-artifact: {sorted(chosen)} -> {dest}"
+        if action == "actions/setup-python":
+            unknown = set(with_) - {"python-version", "cache"}
+            if unknown:
+                raise TemplateError(f"{label}: setup-python inputs this test cannot follow: {sorted(unknown)}")
+            # The test's fresh venv, first on PATH in every step, stands for the job's own Python.
+            return 0, f"setup-python {with_.get('python-version')!r}: the test's venv stands for it"
         raise TemplateError(f"{label}: the action {uses!r} is not emulated by this test")
 
 

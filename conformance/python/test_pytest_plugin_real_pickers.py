@@ -1,6 +1,6 @@
 """The pickers users actually run, judged by the plugin's picker check against the presets that
 model them, on every named host: accelerate's `PartialState().device` against `hf-accelerate`,
-Lightning's `Fabric().device` against `lightning` (both pinned in requirements.txt).
+Lightning's `Fabric().device` against `lightning` (both pinned in pyproject.toml's test extra).
 
 They agree only when the simulation is faithful (crossdev.picker_check): accelerate also asks
 `torch.backends.mps.is_built()`, Lightning `platform.processor()`; neither finds torch_xla through
@@ -24,7 +24,7 @@ def preset_kind(crossdev_module, host, preset):
 
 def require(package):
     assert importlib.util.find_spec(package) is not None, \
-        f"{package} is missing: it is a pinned test dependency (requirements.txt; ci/setup.sh installs it)"
+        f"{package} is missing: it is a pinned test dependency (pyproject.toml's test extra; ci/setup.sh --test installs it)"
 
 
 @pytest.mark.parametrize("package, spec, preset", [

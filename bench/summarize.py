@@ -6,10 +6,13 @@ usage: python3 bench/summarize.py BENCH.json [MORE.json...] [--json FILE] [--mar
 Per op x dtype x size x device x pass it lists every implementation's median time with its spread
 (min, max, coefficient of variation over the repetitions; a figure whose CV is above 5% is marked
 noisy) and the ratios the targets need, all measured in one run. The targets are the TARGETS table
-below (issue 13); each applicable case is listed as met or missed with its ratio, and as noisy when
-a figure it is computed from is noisy. Targets are reported, never gated: speed targets live in
-benchmarks, not in tests. Later files override earlier ones for the same benchmark name; the
-context (allocator, triad, CPU capability) is taken from the files in order, later keys winning.
+below (issues 13 and 23); each applicable case is listed as met or missed with its ratio, and as noisy
+when a figure it is computed from is noisy. Two tables follow the targets: the size sweep (fused vs the
+best ATen expression and fused.out vs the same-run triad at every size, fp32 fwd) and the per-call
+figure (one crossdev call vs one torch.add on the same tensor, one thread; pass name "call").
+Targets are reported, never gated: speed targets live in benchmarks, not in tests. Later files
+override earlier ones for the same benchmark name; the context (allocator, triad, CPU capability)
+is taken from the files in order, later keys winning.
 Exit codes: 0 summary written, 2 bad input (the message names the file).
 """
 import argparse
@@ -23,9 +26,11 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 _TIME_UNIT_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 _SIZE_MULTIPLIER = {"K": 1024, "M": 1024 * 1024}
-# Every impl a crossdev bench names, in table order (peer_bench.py's, then the C++ bench's torchscript).
-IMPLS = ("fused.out", "fused", "fallback", "aten.out", "aten", "compile", "torchscript")
+# Every impl a crossdev bench names, in table order (peer_bench.py's, then the C++ bench's torchscript,
+# then the per-call figure's ATen yardsticks: bench/python/per_call.py).
+IMPLS = ("fused.out", "fused", "fallback", "aten.out", "aten", "compile", "torchscript", "torch.add", "aten.add")
 TRIAD_OP = "stream_triad"
+PER_CALL_PASS = "call"  # bench/python/per_call.py: one call at the smallest realistic shape, one thread
 NOISY_CV = 0.05
 
 
@@ -56,6 +61,9 @@ class Point:
 
 
 def size_elements(label: str) -> int:
+    """Elements of a size label: 4096, 256K, 8M, or a shape such as 2x8x64 (the per-call figure)."""
+    if "x" in label:
+        return math.prod(int(d) for d in label.split("x"))
     if label and label[-1] in _SIZE_MULTIPLIER:
         return int(label[:-1]) * _SIZE_MULTIPLIER[label[-1]]
     return int(label)
@@ -172,8 +180,16 @@ def _vs_best_peer(g: Group) -> Value:
     return best.seconds / fused.seconds, [fused, best]
 
 
+def _fwd(g: Group) -> bool:
+    return g.op != TRIAD_OP and g.dtype == "float32" and g.device == "cpu" and g.pass_ == "fwd"
+
+
 def _big_fwd(g: Group) -> bool:
-    return g.op != TRIAD_OP and g.dtype == "float32" and g.device == "cpu" and g.pass_ == "fwd" and size_elements(g.size) >= 8 << 20
+    return _fwd(g) and size_elements(g.size) >= 8 << 20
+
+
+def _per_call(g: Group) -> bool:
+    return g.dtype == "float32" and g.device == "cpu" and g.pass_ == PER_CALL_PASS
 
 
 def _fwd_bwd(g: Group) -> bool:
@@ -182,12 +198,25 @@ def _fwd_bwd(g: Group) -> bool:
 
 @dataclass
 class Target:
+    """Met when value >= minimum, or, for a target with a maximum (a cost), when value <= maximum."""
     name: str
     description: str
     applies: Callable[[Group], bool]
     value: Callable[[Group, Dict[str, Point]], Value]
-    minimum: float
+    minimum: Optional[float]
     unit: str
+    maximum: Optional[float] = None
+
+    def met(self, value: float) -> bool:
+        return value <= self.maximum if self.maximum is not None else value >= self.minimum
+
+    def shortfall(self, value: float) -> float:
+        """How far from the bound, as a share of it: below a minimum, or above a maximum."""
+        return value / self.maximum - 1.0 if self.maximum is not None else 1.0 - value / self.minimum
+
+    def needs(self) -> str:
+        """The bound as the Markdown table's `needs` column writes it."""
+        return f"<= {self.maximum:g}" if self.maximum is not None else f"{self.minimum:g}"
 
 
 TARGETS: List[Target] = [
@@ -205,6 +234,12 @@ TARGETS: List[Target] = [
            _fwd_bwd, lambda g, t: _ratio(g, "fallback", "fused"), 1.5, "x"),
     Target("fwd_bwd_vs_compile", "fused forward+backward vs torch.compile's (1M and 8M)",
            _fwd_bwd, lambda g, t: _ratio(g, "compile", "fused"), 1.0, "x"),
+    # Issue 23: fast at every size, not only where the per-call costs hide (matrices/bench/sweep.yaml).
+    Target("fused_vs_aten_sweep", "allocating fused call vs the best ATen expression (aten), at every size "
+           "of the sweep (fp32 fwd, 1K to 8M)", _fwd, lambda g, t: _ratio(g, "aten", "fused"), 1.0, "x"),
+    Target("per_call_vs_torch_add", "one crossdev call at the smallest realistic inputs (x = [2, 8, 64]) "
+           "vs one torch.add(x, x), one thread: time(fused) / time(torch.add)",
+           _per_call, lambda g, t: _ratio(g, "fused", "torch.add"), None, "x torch.add's time", maximum=1.5),
 ]
 RESOLVE_MAX_NS = 50.0
 
@@ -222,17 +257,57 @@ def evaluate(groups: List[Group]) -> List[dict]:
             if not t.applies(g):
                 continue
             found = t.value(g, triads)
+            bound = {"minimum": t.minimum, "maximum": t.maximum}
             if found is None:
-                results.append({"target": t.name, "case": g.key, "value": None, "minimum": t.minimum, "met": None,
+                results.append({"target": t.name, "case": g.key, "value": None, **bound, "met": None,
                                 "noisy": False, "max_cv": None, "shortfall": None})
                 continue
             value, used = found
             max_cv = max(p.cv for p in used)
-            met = value >= t.minimum
-            results.append({"target": t.name, "case": g.key, "value": value, "minimum": t.minimum, "met": met,
+            met = t.met(value)
+            results.append({"target": t.name, "case": g.key, "value": value, **bound, "met": met,
                             "noisy": max_cv > NOISY_CV, "max_cv": max_cv,
-                            "shortfall": None if met else 1.0 - value / t.minimum})
+                            "shortfall": None if met else t.shortfall(value)})
     return results
+
+
+def _noisy(*points: Optional[Point]) -> bool:
+    return any(p.noisy for p in points if p)
+
+
+def sweep_rows(groups: List[Group]) -> List[dict]:
+    """Every fp32 CPU forward case, smallest first per op: the allocating fused call against the best
+    ATen expression, and the kernel-only fused.out against the same-size triad of the same run."""
+    triads = triads_by_size(groups)
+    rows = []
+    for g in (g for g in groups if _fwd(g)):
+        fused, aten, kernel, triad = g.ok("fused"), g.ok("aten"), g.ok("fused.out"), triads.get(g.size)
+        if not fused and not kernel:
+            continue
+        vs_triad = _vs_triad(g, triads)
+        rows.append({"case": g.key, "op": g.op, "size": g.size, "elements": size_elements(g.size),
+                     "fused_seconds": fused.seconds if fused else None, "aten_seconds": aten.seconds if aten else None,
+                     "fused_vs_aten": aten.seconds / fused.seconds if fused and aten else None,
+                     "fused_out_bytes_per_second": kernel.bytes_per_second if kernel else None,
+                     "triad_bytes_per_second": triad.bytes_per_second if triad else None,
+                     "fused_out_vs_triad": vs_triad[0] if vs_triad else None,
+                     "noisy": _noisy(fused, aten, kernel, triad)})
+    return rows
+
+
+def per_call_rows(groups: List[Group]) -> List[dict]:
+    """One crossdev call against one torch.add and one torch.ops.aten.add.Tensor on the same tensor."""
+    rows = []
+    for g in (g for g in groups if _per_call(g)):
+        fused, add, ops_add = g.ok("fused"), g.ok("torch.add"), g.ok("aten.add")
+        rows.append({"case": g.key, "op": g.op, "shape": g.size,
+                     "fused_seconds": fused.seconds if fused else None,
+                     "torch_add_seconds": add.seconds if add else None,
+                     "aten_add_seconds": ops_add.seconds if ops_add else None,
+                     "vs_torch_add": fused.seconds / add.seconds if fused and add else None,
+                     "vs_aten_add": fused.seconds / ops_add.seconds if fused and ops_add else None,
+                     "noisy": _noisy(fused, add, ops_add)})
+    return rows
 
 
 # A kernel-only figure (`<impl>.out` into a preallocated output) that takes at least this share of
@@ -302,6 +377,44 @@ def _context_lines(context: dict) -> List[str]:
     return lines
 
 
+def _fmt_ratio(value: Optional[float]) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _fmt_gbps(value: Optional[float]) -> str:
+    return "-" if value is None else f"{value / 1e9:.1f}"
+
+
+def _sweep_lines(rows: List[dict], notes: str) -> List[str]:
+    lines = ["", "### Size sweep (fp32 forward; matrices/bench/sweep.yaml)", "",
+             "aten / fused > 1: the fused call is faster than the best ATen expression; fused.out / triad: the "
+             "kernel's GB/s (traffic model) over the same-size STREAM triad's, same run."]
+    if notes:
+        lines += ["", f"Sizes an op's bench layout cannot take: {notes}."]
+    lines += ["", "| op | size | fused | aten | aten / fused | fused.out GB/s | triad GB/s | fused.out / triad |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['op']} | {r['size']} | {_fmt_time(r['fused_seconds'])} | {_fmt_time(r['aten_seconds'])} | "
+                     f"{_fmt_ratio(r['fused_vs_aten'])}{' (noisy)' if r['noisy'] else ''} | "
+                     f"{_fmt_gbps(r['fused_out_bytes_per_second'])} | {_fmt_gbps(r['triad_bytes_per_second'])} | "
+                     f"{_fmt_ratio(r['fused_out_vs_triad'])} |")
+    return lines
+
+
+def _per_call_lines(rows: List[dict], threads: str) -> List[str]:
+    lines = ["", f"### Per call ({threads} ATen thread{'' if threads == '1' else 's'}; bench/python/per_call.py)", "",
+             "One allocating torch.ops.crossdev.<op>(...) at the op's smallest realistic inputs against one "
+             "torch.add(x, x) and one torch.ops.aten.add.Tensor(x, x) on its main tensor x (the same torch.ops path).",
+             "", "| op | x | crossdev call | torch.add | torch.ops.aten.add.Tensor | call / torch.add "
+             "| call / aten.add |", "|---|---|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['op']} | [{r['shape'].replace('x', ', ')}] | {_fmt_time(r['fused_seconds'])} | "
+                     f"{_fmt_time(r['torch_add_seconds'])} | {_fmt_time(r['aten_add_seconds'])} | "
+                     f"{_fmt_ratio(r['vs_torch_add'])}{' (noisy)' if r['noisy'] else ''} | "
+                     f"{_fmt_ratio(r['vs_aten_add'])} |")
+    return lines
+
+
 def markdown(groups: List[Group], targets: List[dict], resolves: List[dict], context: dict,
              faults: Optional[List[dict]] = None) -> str:
     present = [i for i in IMPLS if any(i in g.impls for g in groups)]
@@ -313,22 +426,30 @@ def markdown(groups: List[Group], targets: List[dict], resolves: List[dict], con
     for t in TARGETS:
         for r in (r for r in targets if r["target"] == t.name):
             if r["value"] is None:
-                lines.append(f"| {t.name} | {r['case']} | - | {t.minimum:g} | not measured |")
+                lines.append(f"| {t.name} | {r['case']} | - | {t.needs()} | not measured |")
                 continue
-            verdict = "met" if r["met"] else f"MISSED ({r['shortfall']:.0%} short)"
+            how_far = "over" if t.maximum is not None else "short"
+            verdict = "met" if r["met"] else f"MISSED ({r['shortfall']:.0%} {how_far})"
             if r["noisy"]:
                 verdict += f", noisy (CV {r['max_cv']:.0%})"
-            lines.append(f"| {t.name} | {r['case']} | {r['value']:.2f} | {t.minimum:g} | {verdict} |")
+            lines.append(f"| {t.name} | {r['case']} | {r['value']:.2f} | {t.needs()} | {verdict} |")
     lines += [""]
     for t in TARGETS:
         rows = [r for r in targets if r["target"] == t.name]
         measured = [r for r in rows if r["value"] is not None]
         met = sum(bool(r["met"]) for r in measured)
         missed = [r["case"].split("/")[0] + "@" + r["case"].split("/")[2] for r in measured if not r["met"]]
-        lines.append(f"- **{t.name}** ({t.description}, needs >= {t.minimum:g} {t.unit}): {met}/{len(measured)} met"
+        bound = f"<= {t.maximum:g}" if t.maximum is not None else f">= {t.minimum:g}"
+        lines.append(f"- **{t.name}** ({t.description}, needs {bound} {t.unit}): {met}/{len(measured)} met"
                      + (f"; missed: {', '.join(missed)}" if missed else "")
                      + ("" if rows else " (no measurements: run bench/python/peer_bench.py)")
                      + (f"; {len(rows) - len(measured)} not measured" if len(rows) > len(measured) else ""))
+    sweep = sweep_rows(groups)
+    if sweep:
+        lines += _sweep_lines(sweep, context.get("crossdev_sweep_notes", ""))
+    calls = per_call_rows(groups)
+    if calls:
+        lines += _per_call_lines(calls, str(context.get("crossdev_per_call_threads", "1")))
     if faults:
         lines += ["", "### Page faults per call (median minor faults: kernel-only vs allocating)", "",
                   "| case | kernel-only impl | kernel-only | allocating | note |", "|---|---|---:|---:|---|"]
@@ -385,7 +506,8 @@ def main(argv=None) -> int:
                            "fused_vs_compile": g.ratio("compile"), "fused_vs_aten": g.ratio("aten"),
                            "fused_bw_util": g.impls["fused"].bw_util if "fused" in g.impls else None}
                           for g in groups],
-               "targets": targets, "resolve": resolves, "page_faults": faults}
+               "targets": targets, "sweep": sweep_rows(groups), "per_call": per_call_rows(groups),
+               "resolve": resolves, "page_faults": faults}
         pathlib.Path(args.json).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     return 0
 

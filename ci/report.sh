@@ -17,6 +17,8 @@ bench_args=()
 # libtcmalloc-minimal4); the system run is the one merged into the bundle, a tcmalloc run gets its own
 # peer_bench_tcmalloc.json and bench_summary_tcmalloc.md. CROSSDEV_BENCH_COMPILE=0 leaves torch.compile
 # out; its compilations are cached in $build/inductor-cache and bounded by CROSSDEV_COMPILE_BUDGET_S.
+# CROSSDEV_BENCH_PARTS (default cases,sweep,per_call): the bench matrix's cases, the size sweep (1K to 8M,
+# matrices/bench/sweep.yaml, its own repetitions) and the per-call figure (one thread, [2, 8, 64]).
 run_peers() {  # $1: system|tcmalloc, $2: output JSON, then extra driver arguments
   local allocator="$1" json="$2"; shift 2
   local preload=()
@@ -32,7 +34,8 @@ run_peers() {  # $1: system|tcmalloc, $2: output JSON, then extra driver argumen
   local compile=(--cache-dir "$build/inductor-cache" --compile-budget-seconds "${CROSSDEV_COMPILE_BUDGET_S:-900}")
   [[ "${CROSSDEV_BENCH_COMPILE:-1}" == 0 ]] && compile=(--no-compile)
   "${preload[@]}" "$python" bench/python/peer_bench.py --build-dir "$build" --out "$json" \
-    --repetitions "${CROSSDEV_BENCH_REPETITIONS:-5}" --min-time "${CROSSDEV_BENCH_MIN_TIME:-0.1}" "${compile[@]}" "$@"
+    --repetitions "${CROSSDEV_BENCH_REPETITIONS:-5}" --min-time "${CROSSDEV_BENCH_MIN_TIME:-0.1}" "${compile[@]}" \
+    --parts "${CROSSDEV_BENCH_PARTS:-cases,sweep,per_call}" "$@"
 }
 
 if [[ -x "$build/bin/crossdev_bench" && "${CROSSDEV_SKIP_BENCH:-0}" != 1 ]]; then

@@ -2,7 +2,8 @@
 """The bench driver: crossdev's fused ops against the peers a user would pick, in one process.
 
 usage: python3 bench/python/peer_bench.py [--out FILE] [--matrix matrices/bench/bench.yaml]
-           [--peers matrices/bench/peers.yaml] [--profile default|long] [--filter REGEX]
+           [--peers matrices/bench/peers.yaml] [--sweep matrices/bench/sweep.yaml]
+           [--parts cases,sweep,per_call] [--profile default|long] [--filter REGEX]
            [--impls fused.out,fused,fallback,aten.out,aten,compile] [--repetitions N] [--min-time S]
            [--compile-budget-seconds S] [--no-compile] [--cache-dir DIR] [--threads N] [--cpus LIST]
            [--build-dir build] [--merge-into BENCH.json]
@@ -15,6 +16,11 @@ expression (matrices/bench/peers.yaml: `aten`, and `aten.out` where ATen has one
 torch.compile (Inductor) of the reference composition. The memory limit is the STREAM triad
 (a = b + 3 c, torch.add into a preallocated a) at every size the cases use, timed by the same
 code, in the same process and thread pool, half of its repetitions before the ops and half after.
+
+--parts picks what runs (default: all three): `cases`, the bench matrix's op cases; `sweep`, every op
+at every size of matrices/bench/sweep.yaml (1K to 8M; fp32 fwd; fused.out, fused, aten.out, aten;
+cases the matrix also has are timed once); `per_call`, one call of each op at its smallest realistic
+inputs against one torch.add on the same tensor, on one thread (bench/python/per_call.py).
 
 Output: Google Benchmark's JSON schema, names "op/impl/dtype/size/cpu/pass" (the triad is
 "stream_triad/aten.out/float32/<size>/cpu/fwd", and "stream_triad/aten/..." allocating). Counters:
@@ -36,6 +42,7 @@ import socket
 import statistics
 import sys
 import time
+from typing import NamedTuple, Optional, Tuple
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -44,23 +51,33 @@ sys.path.insert(0, str(HERE))
 import host_config  # noqa: E402
 import gbench_json  # noqa: E402
 import peer_impls  # noqa: E402
+import per_call  # noqa: E402
+import sweep  # noqa: E402
 import yaml_input  # noqa: E402
+from bench_sizes import parse_size  # noqa: E402
 from yaml_input import InputError  # noqa: E402
 
 TRIAD_OP = "stream_triad"
-_SIZE = re.compile(r"^([1-9][0-9]*)(K|M)?$")
-_SIZE_MULTIPLIER = {None: 1, "K": 1024, "M": 1024 * 1024}
 _PROFILES = ("default", "long")
 ALL_IMPLS = peer_impls.FWD_IMPLS
+PARTS = ("cases", "sweep", "per_call")
 
 
+class Case(NamedTuple):
+    """One op x dtype x size x pass to time; impls, repetitions and min_time None: the driver's options."""
+    op: str
+    dtype: str
+    elements: int
+    label: str
+    pass_name: str
+    seed: int
+    impls: Optional[Tuple[str, ...]] = None
+    repetitions: Optional[int] = None
+    min_time: Optional[float] = None
 
-
-def parse_size(text, where):
-    match = _SIZE.match(str(text))
-    if not match:
-        raise InputError(f"{where}: size '{text}': expected a positive element count such as 4096, 256K or 8M")
-    return int(match.group(1)) * _SIZE_MULTIPLIER[match.group(2)], str(text)
+    @property
+    def key(self):
+        return self.op, self.dtype, self.elements, self.pass_name, self.seed
 
 
 def as_list(value):
@@ -88,10 +105,19 @@ def load_cases(matrix_path, profile):
             elements, label = parse_size(size, where)
             for dtype in as_list(row.get("dtypes", ["float32"])):
                 for pass_name in as_list(row.get("passes", ["fwd", "fwd_bwd"])):
-                    case = (row["op"], str(dtype), elements, label, str(pass_name), int(row.get("seed", 0)))
+                    case = Case(row["op"], str(dtype), elements, label, str(pass_name), int(row.get("seed", 0)))
                     if case not in cases:
                         cases.append(case)
     return cases
+
+
+def add_sweep(cases, spec, layouts):
+    """cases plus the sweep's; a case the matrix already has keeps the matrix's impls and timing.
+    Returns (cases, notes about sizes an op's layout cannot take)."""
+    found, notes = sweep.sweep_cases(spec, layouts)
+    have = {c.key for c in cases}
+    added = [Case(*t, impls=spec.impls, repetitions=spec.repetitions, min_time=spec.min_time) for t in found]
+    return cases + [c for c in added if c.key not in have], notes
 
 
 def name_of(op, impl, dtype, size_label, pass_name):
@@ -136,11 +162,14 @@ class Triad:
 
 
 def rep_dict(rep, traffic, peak, extra):
+    """traffic: (bytes per call, elements), or (None, elements) for a figure without a traffic model."""
     bytes_per_call, elements = traffic
-    d = {"real_time": rep.real_s * 1e6, "cpu_time": rep.cpu_s * 1e6,
-         "bytes_per_second": bytes_per_call / rep.real_s, "items_per_second": elements / rep.real_s,
-         "bytes_per_call": float(bytes_per_call), "elements": float(elements),
-         "minflt_per_call": rep.minflt, "majflt_per_call": rep.majflt}
+    d = {"real_time": rep.real_s * 1e6, "cpu_time": rep.cpu_s * 1e6, "items_per_second": elements / rep.real_s,
+         "elements": float(elements), "minflt_per_call": rep.minflt, "majflt_per_call": rep.majflt}
+    if bytes_per_call is None:
+        d.update(extra)
+        return d
+    d.update(bytes_per_second=bytes_per_call / rep.real_s, bytes_per_call=float(bytes_per_call))
     if peak:
         d["bw_util"] = bytes_per_call / rep.real_s / peak
         d["peak_bytes_per_second"] = peak
@@ -153,6 +182,8 @@ def parse_args(argv):
     p.add_argument("--out", default="reports/out/peer_bench.json")
     p.add_argument("--matrix", default=str(ROOT / "matrices" / "bench" / "bench.yaml"))
     p.add_argument("--peers", default=str(peer_impls.PEERS_PATH))
+    p.add_argument("--sweep", default=str(sweep.SWEEP_PATH), help="the size sweep and per-call settings")
+    p.add_argument("--parts", default=",".join(PARTS), help="comma-separated subset of " + ",".join(PARTS))
     p.add_argument("--profile", choices=_PROFILES, default=os.environ.get("CROSSDEV_BENCH_PROFILE") or "default")
     p.add_argument("--filter", help="run only cases whose name matches this regular expression (the triad always runs)")
     p.add_argument("--impls", default=",".join(ALL_IMPLS), help="comma-separated subset of " + ",".join(ALL_IMPLS))
@@ -176,6 +207,11 @@ def parse_args(argv):
     if bad or not impls:
         p.error(f"--impls: unknown {', '.join(bad) or '(empty)'}; expected a subset of {','.join(ALL_IMPLS)}")
     args.impls = impls
+    parts = [x.strip() for x in args.parts.split(",") if x.strip()]
+    bad = [x for x in parts if x not in PARTS]
+    if bad or not parts:
+        p.error(f"--parts: unknown {', '.join(bad) or '(empty)'}; expected a subset of {','.join(PARTS)}")
+    args.parts = parts
     if args.cpus:
         try:
             args.cpus = host_config.parse_cpu_list(args.cpus)
@@ -200,8 +236,9 @@ def main(argv=None):
     if args.cache_dir:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(pathlib.Path(args.cache_dir).resolve())
     try:
-        cases = load_cases(args.matrix, args.profile)
+        cases = load_cases(args.matrix, args.profile) if "cases" in args.parts else []
         peers = peer_impls.load_peers(args.peers)
+        sweep_spec, per_call_spec = sweep.load(args.sweep, ALL_IMPLS)
         name_filter = re.compile(args.filter) if args.filter else None
     except InputError as exc:
         return fail(str(exc))
@@ -217,22 +254,31 @@ def main(argv=None):
         return fail("this crossdev module was built without crossdev.bench (configure with CROSSDEV_BUILD_BENCH=ON)")
     if args.threads:
         torch.set_num_threads(args.threads)
+    sweep_notes = []
+    if "sweep" in args.parts:
+        cases, sweep_notes = add_sweep(cases, sweep_spec, crossdev.bench.layouts())
+        for note in sweep_notes:
+            print(f"sweep: {note}", file=sys.stderr)
+
+    def impls_of(case):
+        return [i for i in args.impls if case.impls is None or i in case.impls]
 
     selected = []
-    for spec in cases:
-        names = [name_of(spec[0], i, spec[1], spec[3], spec[4]) for i in args.impls]
+    for case in cases:
+        names = [name_of(case.op, i, case.dtype, case.label, case.pass_name) for i in impls_of(case)]
         if name_filter and not any(name_filter.search(n) for n in names):
             continue
-        selected.append(spec)
-    triads = {label: Triad(torch, elements) for _, _, elements, label, _, _ in sorted(
-        selected, key=lambda s: s[2])}
+        selected.append(case)
+    triads = {c.label: Triad(torch, c.elements) for c in sorted(selected, key=lambda c: c.elements)}
     half = max(1, (args.repetitions + 1) // 2)
     for triad in triads.values():
         triad.run_half(timing, half, args.min_time)
 
     results, not_run, failed, compile_spent = Results(), [], False, 0.0
-    for op, dtype, elements, label, pass_name, seed in selected:
-        impls = [i for i in args.impls
+    for case in selected:
+        op, dtype, elements, label, pass_name, seed = case[:6]
+        repetitions, min_time = case.repetitions or args.repetitions, case.min_time or args.min_time
+        impls = [i for i in impls_of(case)
                  if i in (peer_impls.FWD_IMPLS if pass_name == "fwd" else peer_impls.FWD_BWD_IMPLS)
                  and not (name_filter and not name_filter.search(name_of(op, i, dtype, label, pass_name)))]
         compile_ok = not args.no_compile and not (args.compile_budget_seconds and compile_spent > args.compile_budget_seconds)
@@ -251,7 +297,7 @@ def main(argv=None):
         for impl, step in steps.items():
             name = name_of(op, impl, dtype, label, pass_name)
             try:
-                m = timing.measure(step, args.repetitions, args.min_time)
+                m = timing.measure(step, repetitions, min_time)
             except Exception as exc:  # noqa: BLE001
                 failed = True
                 results.error(name, f"{type(exc).__name__}: {exc}")
@@ -266,6 +312,19 @@ def main(argv=None):
             print(f"{name:58s} {statistics.median(reals) * 1e3:9.3f} ms  cv {cv:5.1%}  "
                   f"minflt/call {statistics.median(r.minflt for r in m.reps):8.1f}", file=sys.stderr)
         del steps, inputs
+    if "per_call" in args.parts:
+        wanted = (lambda name: bool(name_filter.search(name))) if name_filter else (lambda name: True)
+        ops = crossdev.ops.op_names()
+        for name, m, elements in per_call.measure(torch, crossdev, timing, per_call_spec, ops, wanted):
+            if isinstance(m, str):
+                failed = True
+                results.error(name, m)
+                print(f"{name}: ERROR {m}", file=sys.stderr)
+                continue
+            results.add(name, m, (None, elements), {"aten_threads": float(per_call_spec.threads)})
+            reals = [r.real_s for r in m.reps]
+            print(f"{name:58s} {statistics.median(reals) * 1e6:9.2f} us  min {min(reals) * 1e6:7.2f} us  "
+                  f"({per_call_spec.threads} thread)", file=sys.stderr)
     for triad in triads.values():
         triad.run_half(timing, args.repetitions - half if args.repetitions > 1 else 1, args.min_time)
 
@@ -314,6 +373,10 @@ def main(argv=None):
         "crossdev_inductor_cache": os.environ.get("TORCHINDUCTOR_CACHE_DIR", "torch's default"),
         "crossdev_wall_seconds": f"{time.perf_counter() - started:.1f}",
         "crossdev_not_run": "; ".join(not_run),
+        "crossdev_parts": ",".join(args.parts),
+        "crossdev_sweep": str(args.sweep),
+        "crossdev_sweep_notes": "; ".join(sweep_notes),
+        "crossdev_per_call_threads": str(per_call_spec.threads),
     }
     doc = {"context": context, "benchmarks": benchmarks}
     gbench_json.write(args.out, doc)

@@ -61,9 +61,12 @@ void measure(const at::Tensor& a, const at::Tensor& e, const at::Tensor& close, 
   const double* pe = e64.data_ptr<double>();
   const bool* pc = ok.data_ptr<bool>();
 
-  // max_ulp: |a - e| / ulp(e) in the compared dtype (parity/ulp.h); integers: |a - e|.
+  // max_ulp: |a - e| / ulp(max(|e|, floor)) in the compared dtype (parity/ulp.h), the floor taken
+  // from the tolerance so that no element the verdict accepts shows more than 2^(mantissa bits)
+  // ulps (docs/parity.md); integers: |a - e|.
   const FloatFormat format = float_format(a.scalar_type());
   const bool floating = format.mantissa_digits > 0;
+  c.ulp_floor = ulp_floor(c.tolerance.rtol, c.tolerance.atol, format);
 
   std::int64_t first = -1;
   for (std::int64_t i = 0; i < c.total; ++i) {
@@ -80,7 +83,7 @@ void measure(const at::Tensor& a, const at::Tensor& e, const at::Tensor& close, 
     } else {
       abs_err = std::fabs(x - y);
       rel_err = y == 0.0 ? kInf : abs_err / std::fabs(y);
-      ulp = floating ? ulp_error_in(x, y, format.mantissa_digits, format.min_exponent)
+      ulp = floating ? ulp_error_in(x, y, c.ulp_floor, format.mantissa_digits, format.min_exponent)
                      : abs_err;  // integers: one unit in the last place is 1
     }
     c.max_abs = std::max(c.max_abs, abs_err);
@@ -104,7 +107,8 @@ std::string Comparison::index_str() const {
 
 std::string Comparison::summary() const {
   const std::string metrics = "max_abs=" + number_str(max_abs) + ", max_rel=" + number_str(max_rel) +
-                              ", max_ulp=" + number_str(max_ulp) + " (" + tolerance.str() + ")";
+                              ", max_ulp=" + number_str(max_ulp) + ", ulp_floor=" + number_str(ulp_floor) + " (" +
+                              tolerance.str() + ")";
   if (pass) return "close: " + std::to_string(total) + " elements, " + metrics;
   if (mismatches == 0) return reason;  // an attribute mismatch: no values were compared
   return reason + "; " + metrics;

@@ -11,8 +11,8 @@
 // check_device=False), because comparing one device with another is the point of parity.
 //
 // Beyond the verdict, every comparison measures the whole tensor (not only the mismatches)
-// in float64: max abs error, max rel error, max ULP distance (see ulp.h; in the compared
-// dtype), the mismatch count and the first mismatching index.
+// in float64: max abs error, max rel error, max ULP error (see ulp.h: in ulps of the compared
+// dtype, floored by the tolerance), the mismatch count and the first mismatching index.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,7 +44,8 @@ struct Comparison {
   // actual is not.
   double max_abs = 0.0;
   double max_rel = 0.0;
-  double max_ulp = 0.0;      // a double: float64 distances can exceed 2^53 (then it rounds)
+  double max_ulp = 0.0;      // max |a - e| / ulp(max(|e|, ulp_floor)) (ulp.h); integers: max |a - e|
+  double ulp_floor = 0.0;    // ulp_floor(tolerance, compared dtype): atol / max(rtol, eps); 0 for integers
 
   std::string index_str() const;  // "[0, 3]"
   std::string summary() const;    // one line for reports

@@ -98,13 +98,20 @@ double ulp_in(double e, int digits, int min_exponent) noexcept {
 
 }  // namespace
 
-double ulp_error_in(double a, double e, int mantissa_digits, int min_exponent) noexcept {
+double ulp_floor(double rtol, double atol, FloatFormat format) noexcept {
+  if (format.mantissa_digits == 0 || !(atol > 0.0)) return 0.0;  // NaN atol: no floor either
+  const double eps = std::ldexp(1.0, 1 - format.mantissa_digits);
+  const double floor = atol / std::fmax(rtol, eps);  // fmax: a NaN rtol counts as eps
+  return std::isfinite(floor) ? floor : std::numeric_limits<double>::max();
+}
+
+double ulp_error_in(double a, double e, double floor, int mantissa_digits, int min_exponent) noexcept {
   const double err = std::fabs(a - e);
   if (err == 0.0) return 0.0;
   if (!std::isfinite(err)) return err;  // finite values whose difference overflows (+-max)
   // Divide by a power of two as a scaling of the exponent; the quotient overflows only for
-  // float64 errors above ~8.9e-16 against a zero/subnormal e: saturate there.
-  const double ulp = ulp_in(e, mantissa_digits, min_exponent);
+  // float64 errors above ~8.9e-16 against a zero/subnormal scale: saturate there.
+  const double ulp = ulp_in(std::fmax(std::fabs(e), floor), mantissa_digits, min_exponent);
   const int scale = -std::ilogb(ulp);
   int err_exp = 0;
   std::frexp(err, &err_exp);
@@ -118,13 +125,14 @@ double ulp_of(double e, c10::ScalarType dtype) {
   return ulp_in(round_to(e, dtype), f.mantissa_digits, f.min_exponent);
 }
 
-double ulp_error(double a, double e, c10::ScalarType dtype) {
+double ulp_error(double a, double e, c10::ScalarType dtype, double floor) {
   const FloatFormat f = checked_format(dtype);
   if (std::isnan(a) || std::isnan(e)) throw std::invalid_argument("ULP error is undefined for NaN");
+  if (!(floor >= 0.0)) throw std::invalid_argument("ULP error needs a floor >= 0, got " + std::to_string(floor));
   const double ar = round_to(a, dtype), er = round_to(e, dtype);
   if (ar == er) return 0.0;
   if (!std::isfinite(ar) || !std::isfinite(er)) return std::numeric_limits<double>::infinity();
-  return ulp_error_in(ar, er, f.mantissa_digits, f.min_exponent);
+  return ulp_error_in(ar, er, std::fmin(floor, std::numeric_limits<double>::max()), f.mantissa_digits, f.min_exponent);
 }
 
 std::uint64_t ulp_distance(double a, double b, c10::ScalarType dtype) {

@@ -1,13 +1,17 @@
 #pragma once
 // ULP metrics of IEEE-754 values.
 //
-// The parity metric (`max_ulp`, docs/parity.md) is ulp_error: the error in units of the
-// EXPECTED value's ulp in the compared dtype,
-//     ulp_error(a, e) = |a - e| / ulp(e)
-// where ulp(e) = 2^(exponent(e) - (mantissa digits - 1)) for a normal e, and for zero and the
+// The parity metric (`max_ulp`, docs/parity.md "ULP error") is the error in units of the ulp of
+// the expected value's magnitude, floored by a scale taken from the tolerance:
+//     ulp_error(a, e; floor) = |a - e| / ulp(max(|e|, floor))
+//     floor = ulp_floor(rtol, atol) = atol / max(rtol, eps)        (eps = 2^-(mantissa digits - 1))
+// where ulp(x) = 2^(exponent(x) - (mantissa digits - 1)) for a normal x, and for zero and the
 // subnormals the smallest normal's ulp (= the subnormal spacing: float64 2^-1074, float32
-// 2^-149, float16 2^-24, bfloat16 2^-133). It is a scaled relative error: it means the same
-// thing on either side of zero and never counts the representable values in between.
+// 2^-149, float16 2^-24, bfloat16 2^-133). Where |e| >= floor it is Goldberg's ulp error of e;
+// below the floor, where assert_close's atol term outweighs rtol * |e|, errors are counted in
+// ulps of the floor, so an element that passes |a - e| <= atol + rtol * |e| (rtol <= 1/5) is
+// always below 2^(mantissa digits - 1) ulps (the proof is in docs/parity.md). floor = 0 (an
+// exact comparison, rtol = atol = 0) gives the unfloored figure, |a - e| / ulp(e).
 //
 // ulp_distance below is the older step count (how many representable values lie between a and
 // b); it is kept for tests that build values k steps apart, not used for `max_ulp`.
@@ -44,14 +48,16 @@ std::uint64_t ulp_distance(double a, double b, c10::ScalarType dtype);
 // non-finite e. Throws std::invalid_argument for non-floating dtypes.
 double ulp_of(double e, c10::ScalarType dtype);
 
-// |a - e| / ulp(e) for finite values already in `dtype` (no rounding, no checks; the comparator's
-// inner loop). Saturates at DBL_MAX where the quotient overflows (float64, e zero or subnormal).
-double ulp_error_in(double a, double e, int mantissa_digits, int min_exponent) noexcept;
+// |a - e| / ulp(max(|e|, floor)) for finite values already in `dtype` and a finite floor >= 0 (no
+// rounding, no checks; the comparator's inner loop). Saturates at DBL_MAX where the quotient
+// overflows (float64, floor 0 and e zero or subnormal).
+double ulp_error_in(double a, double e, double floor, int mantissa_digits, int min_exponent) noexcept;
 
 // Rounds a and e to `dtype`, then: 0 when they are equal (equal infinities included), +inf when
-// either is infinite and they differ, else |a - e| / ulp(e).
-// Throws std::invalid_argument for non-floating dtypes or NaN inputs.
-double ulp_error(double a, double e, c10::ScalarType dtype);
+// either is infinite and they differ, else |a - e| / ulp(max(|e|, floor)). floor = 0 is the
+// unfloored ulp error of e. Throws std::invalid_argument for non-floating dtypes, NaN inputs or a
+// negative or NaN floor.
+double ulp_error(double a, double e, c10::ScalarType dtype, double floor);
 
 // The format of a floating dtype: mantissa digits including the implicit bit (53, 24, 11, 8)
 // and the exponent of the smallest normal (-1022, -126, -14, -126). {0, 0} for other dtypes.
@@ -60,5 +66,11 @@ struct FloatFormat {
   int min_exponent = 0;
 };
 FloatFormat float_format(c10::ScalarType dtype) noexcept;
+
+// The floor of the ulp error for a comparison at (rtol, atol) in a format: atol / max(rtol, eps),
+// the magnitude below which atol outweighs the relative term (eps = 2^(1 - mantissa digits): a
+// rtol below the dtype's epsilon cannot be resolved, so it counts as eps). 0 when atol is 0,
+// negative or NaN, and for a format with no mantissa (integers); DBL_MAX for an infinite atol.
+double ulp_floor(double rtol, double atol, FloatFormat format) noexcept;
 
 }  // namespace crossdev::parity

@@ -27,7 +27,7 @@ def bench_module(crossdev_module):
     return crossdev_module.bench
 
 
-def drive(tmp_path, build_dir, matrix_rows, *args, env=None, name="out.json"):
+def drive(tmp_path, build_dir, matrix_rows, *args, env=None, name="out.json", parts="cases"):
     matrix = tmp_path / "bench.yaml"
     matrix.write_text("suite: bench\ncases:\n" + "".join(f"  - {row}\n" for row in matrix_rows))
     out = tmp_path / name
@@ -36,7 +36,7 @@ def drive(tmp_path, build_dir, matrix_rows, *args, env=None, name="out.json"):
         full_env.pop("LD_PRELOAD", None)  # the system allocator unless the test asks for another
     proc = subprocess.run([sys.executable, str(DRIVER), "--matrix", str(matrix), "--out", str(out),
                            "--repetitions", "2", "--min-time", "0.005", "--cache-dir", str(tmp_path / "inductor"),
-                           *args], capture_output=True, text=True, env=full_env, timeout=900)
+                           "--parts", parts, *args], capture_output=True, text=True, env=full_env, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads(out.read_text())
 
@@ -149,7 +149,43 @@ def test_merge_into_a_crossdev_bench_json(bench_module, build_dir, tmp_path):
     assert merged["context"]["crossdev_peers_allocator"] == "system (glibc malloc)"
 
 
+SWEEP = """suite: bench_sweep
+sweep: {sizes: [1K, 4K, 1M], dtypes: [float32], passes: [fwd], impls: [fused.out, fused, aten.out, aten],
+        repetitions: 2, min_time: 0.005}
+per_call: {shape_set: basic, shape: [2, 8, 64], dtype: float32, threads: 1, repetitions: 3, min_time: 0.005}
+"""
+
+
+def test_sweep_and_per_call_figures(bench_module, build_dir, tmp_path):
+    """The sweep's sizes and impls come from its file; a case the matrix has (1M) keeps the matrix's impls;
+    softmax's 1K and 4K become its 256K, named in the context; per-call figures carry no traffic model."""
+    path = tmp_path / "sweep.yaml"
+    path.write_text(SWEEP)
+    doc = drive(tmp_path, build_dir, ["{id: g, source: s, kind: op, op: gelu_tanh, sizes: [1M], passes: [fwd]}"],
+                "--sweep", str(path), "--no-compile", "--filter", "^(gelu_tanh|scaled_masked_softmax)/",
+                parts="cases,sweep,per_call")
+    runs, _ = by_name(doc)
+    sweep_impls = ("fused.out", "fused", "aten.out", "aten")
+    expected = {f"gelu_tanh/{i}/float32/{s}/cpu/fwd" for i in sweep_impls for s in ("1K", "4K")}
+    expected |= {f"gelu_tanh/{i}/float32/1M/cpu/fwd" for i in peer_impls.FWD_IMPLS if i != "compile"}
+    expected |= {f"scaled_masked_softmax/{i}/float32/{s}/cpu/fwd" for i in sweep_impls for s in ("256K", "1M")}
+    expected |= {f"{op}/{i}/float32/{shape}/cpu/call" for op, shape in (("gelu_tanh", "2x8x64"),
+                 ("scaled_masked_softmax", "2x4x8x16")) for i in ("fused", "torch.add", "aten.add")}
+    expected |= {f"stream_triad/{i}/float32/{s}/cpu/fwd" for i in ("aten.out", "aten") for s in ("1K", "4K", "256K", "1M")}
+    assert set(runs) == expected
+    assert len(runs["gelu_tanh/fused/float32/2x8x64/cpu/call"]) == 3  # per_call.repetitions
+    assert len(runs["gelu_tanh/fused/float32/4K/cpu/fwd"]) == 2       # sweep.repetitions
+    call = runs["gelu_tanh/fused/float32/2x8x64/cpu/call"][0]
+    assert call["aten_threads"] == 1 and call["elements"] == 2 * 8 * 64
+    assert "bytes_per_second" not in call and "bw_util" not in call
+    assert runs["gelu_tanh/fused.out/float32/1K/cpu/fwd"][0]["bw_util"] > 0
+    context = doc["context"]
+    assert "scaled_masked_softmax" in context["crossdev_sweep_notes"] and "1K -> 256K" in context["crossdev_sweep_notes"]
+    assert context["crossdev_parts"] == "cases,sweep,per_call" and context["crossdev_per_call_threads"] == "1"
+
+
 @pytest.mark.parametrize("args, expected", [
+    (["--parts", "cases,nope"], "--parts: unknown nope"),
     (["--impls", "fused,nope"], "--impls: unknown nope"),
     (["--cpus", "1-0"], "runs backwards"),
     (["--repetitions", "0"], "--repetitions >= 1"),

@@ -150,6 +150,24 @@ def test_op_log_is_json_lines_with_categories(mgr, tmp_path):
     assert summary["categories"]["attempt"]["count"] == 3  # error, error, ok
 
 
+def test_sticky_cuda_error_logs_no_recovery(mgr):
+    """An injected (C++) sticky CUDA error: one attempt in the log, no empty_cache, no fallback, no move."""
+    mgr.op_log_clear()
+    m = mgr.DeviceManager("cuda-x1")
+    with pytest.raises(RuntimeError, match="device-side assert triggered"):
+        m.device_safe(lambda ins, ctx: ins[0] * 3, [torch.ones(2)], devices=["cuda:0"],
+                      faults=[{"device": "cuda", "text": "CUDA error: device-side assert triggered"}])
+    entries = [json.loads(line) for line in mgr.op_log_entries()]
+    categories = [e["category"] for e in entries]
+    for absent in ("empty_cache", "recovery", "fallback", "move"):
+        assert absent not in categories, categories
+    attempts = [e for e in entries if e["category"] == "attempt"]
+    assert len(attempts) == 1 and attempts[0]["fields"]["category"] == "cuda_sticky_error", attempts
+    assert "Restart the process" in attempts[0]["fields"]["reason"], attempts[0]
+    sticky = {c["name"]: c for c in mgr.error_categories()}["cuda_sticky_error"]
+    assert sticky["recovery"] == [["restart_process"]] and "CUDA" in sticky["source"]
+
+
 def test_manager_and_errors_matrices_pass_through_the_harness(crossdev_module):
     for name in ("manager.yaml", "errors.yaml"):
         results = crossdev_module.run_matrix(str(MATRICES / name))

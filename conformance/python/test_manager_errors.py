@@ -124,8 +124,9 @@ CASES = [
      lambda: matmul_on("xla:0", "Cannot set version_counter for inference tensor",
                        cause=lambda ins, ctx: torch.is_inference_mode_enabled()),
      ["use_no_grad"], "xla:0", {"inference": "inference_mode"}),
+    # A launch the runtime refused leaves the CUDA context usable (sticky errors: see below).
     ("cuda_runtime", "cuda-x1", "cuda:0", None, torch.float32,
-     lambda: matmul_on("cuda:0", "CUDA error: an illegal memory access was encountered"),
+     lambda: matmul_on("cuda:0", "CUDA error: invalid configuration argument"),
      ["empty_cache", "fallback_cpu"], "cpu", {}),
 ]
 
@@ -147,6 +148,54 @@ def test_device_safe_recovers_python_errors(crossdev_module, case):
     if out.dtype != dtype:
         assert rep["casts"], rep["summary"]
     torch.testing.assert_close(out.double(), expected, rtol=1.3e-6, atol=1e-5)
+
+
+# CUDA: these errors leave "the process in an inconsistent state and any further CUDA work will
+# return the same error" (cudaError docs), empty_cache and the copy to the cpu included. torch >= 2.8
+# raises them as torch.AcceleratorError, a RuntimeError.
+STICKY = [
+    ("assert", RuntimeError, "CUDA error: device-side assert triggered\nCUDA kernel errors might be asynchronously "
+     "reported at some other API call, so the stacktrace below might be incorrect.\nFor debugging consider passing "
+     "CUDA_LAUNCH_BLOCKING=1\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions."),
+    ("illegal-address", getattr(torch, "AcceleratorError", RuntimeError),
+     "CUDA error: an illegal memory access was encountered\nSearch for `cudaErrorIllegalAddress' in "
+     "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more information."),
+]
+
+
+@pytest.mark.parametrize("exc,text", [s[1:] for s in STICKY], ids=[s[0] for s in STICKY])
+def test_sticky_cuda_error_is_not_retried_and_says_restart(crossdev_module, exc, text):
+    m = crossdev_module.manager.DeviceManager("cuda-x2")
+    original = exc(text)
+    calls = []
+
+    def fn(ins, ctx):
+        calls.append(ctx["device"])
+        raise original
+
+    with pytest.raises(exc) as info:
+        m.device_safe(fn, inputs(), devices=["cuda:1", "cuda:1"], device="cuda:1", max_attempts=5)
+    assert info.value is original and str(info.value) == text  # rethrown unchanged
+    assert calls == ["cuda:1"]  # no retry: not on cuda:1, cuda:0 or the cpu
+    rep = crossdev_module._last_report
+    assert rep["outcome"] == "needs_new_process", rep["summary"]
+    assert rep["attempts"][0]["category"] == "cuda_sticky_error"
+    assert rep["attempts"][0]["recovery"] == []
+    assert rep["cache_flushes"] == 0 and rep["fallbacks"] == [] and rep["moves"] == []
+    assert rep["final_device"] == "cuda:1"
+    advice = rep["attempts"][0]["recovery_detail"]
+    for needle in ("Restart the process", "CUDA_LAUNCH_BLOCKING=1", "TORCH_USE_CUDA_DSA"):
+        assert needle in advice, advice
+    # The traceback says so too: a PEP 678 note on the same exception object.
+    assert any("Restart the process" in n for n in getattr(info.value, "__notes__", [])), info.value
+
+
+def test_sticky_and_recoverable_cuda_errors_classify_apart(mgr):
+    sticky = mgr.classify("CUDA error: device-side assert triggered", "AcceleratorError")
+    assert sticky["category"] == "cuda_sticky_error" and sticky["recovery"] == [["restart_process"]]
+    recoverable = mgr.classify("CUDA error: too many resources requested for launch", "AcceleratorError")
+    assert recoverable["category"] == "cuda_runtime" and recoverable["recovery"] == [["empty_cache", "fallback_cpu"]]
+    assert mgr.classify("CUDA error: out of memory", "AcceleratorError")["category"] == "out_of_memory"
 
 
 def test_dtype_mismatch_real_error_recovered(crossdev_module):

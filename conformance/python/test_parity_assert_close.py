@@ -4,8 +4,9 @@ Thousands of random (actual, expected) pairs per dtype, built to sit on the inte
 edges: values a few ULPs either side of the tolerance boundary, +-0, +-inf, NaN, subnormals,
 the largest finite values, explicit tolerances (including zero), equal_nan both ways, shape
 and dtype mismatches. For every pair the crossdev verdict must equal assert_close's, and the
-reported mismatch count, first mismatching index, max abs/rel error and max ULP distance must
-equal values computed here independently (plain Python, from torch.finfo, for the ULP error).
+reported mismatch count, first mismatching index, max abs/rel error and max ULP error must
+equal values computed here independently (plain Python, from torch.finfo, for the ULP error; numpy
+checks it again in test_parity_ulp_floor.py).
 """
 import math
 import random
@@ -65,18 +66,24 @@ def ulp_of(y, dtype):
     return fi.eps * 2.0 ** (math.frexp(abs(y))[1] - 1)
 
 
-def ulp_error(x, y, dtype):
-    """|a - e| / ulp(e); saturates at the largest double where only the quotient overflows."""
+def ulp_floor(dtype, rtol, atol):
+    """atol / max(rtol, eps): errors below this magnitude count in its ulps (docs/parity.md)."""
+    return atol / max(rtol, torch.finfo(dtype).eps) if atol > 0 else 0.0
+
+
+def ulp_error(x, y, dtype, floor):
+    """|a - e| / ulp(max(|e|, floor)); saturates at the largest double where only the quotient overflows."""
     abs_err = abs(x - y)
     if dtype not in WIDTH:
         return abs_err
-    q = abs_err / ulp_of(y, dtype)
+    q = abs_err / ulp_of(max(abs(y), floor), dtype)
     return sys.float_info.max if math.isinf(q) and math.isfinite(abs_err) else q
 
 
-def expected_metrics(actual, expected, equal_nan):
+def expected_metrics(actual, expected, equal_nan, rtol, atol):
     """max abs / rel / ULP over all elements, as docs/parity.md defines them."""
     a64, e64 = actual.double().reshape(-1).tolist(), expected.double().reshape(-1).tolist()
+    floor = ulp_floor(actual.dtype, rtol, atol)
     max_abs = max_rel = max_ulp = 0.0
     for x, y in zip(a64, e64):
         if x == y or (math.isnan(x) and math.isnan(y) and equal_nan):
@@ -86,7 +93,7 @@ def expected_metrics(actual, expected, equal_nan):
         abs_err = abs(x - y)
         max_abs = max(max_abs, abs_err)
         max_rel = max(max_rel, math.inf if y == 0 else abs_err / abs(y))
-        max_ulp = max(max_ulp, ulp_error(x, y, actual.dtype))
+        max_ulp = max(max_ulp, ulp_error(x, y, actual.dtype, floor))
     return max_abs, max_rel, max_ulp
 
 
@@ -167,7 +174,7 @@ def test_verdict_and_metrics_match_assert_close(parity, dtype):
         close = torch.isclose(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan)
         mismatches = int((~close).sum())
         first = tuple(torch.nonzero(~close)[0].tolist()) if mismatches else None
-        metrics = expected_metrics(actual, expected, equal_nan)
+        metrics = expected_metrics(actual, expected, equal_nan, rtol, atol)
         observed = (got["mismatches"], got["first_mismatch_index"], got["max_abs"], got["max_rel"], got["max_ulp"])
         if observed != (mismatches, first, *metrics):
             disagreements.append(f"{case}: metrics {observed} != {(mismatches, first, *metrics)}")
@@ -235,9 +242,9 @@ def test_ulp_distance_matches_the_bits(parity):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: str(d).replace("torch.", ""))
-def test_ulp_error_is_in_units_of_the_expected_values_ulp(parity, dtype):
-    """max_ulp = |a - e| / ulp(e): a scaled relative error that means the same near zero, for
-    subnormals and across zero (not a count of the bit patterns in between)."""
+def test_unfloored_ulp_error_is_in_units_of_the_expected_values_ulp(parity, dtype):
+    """With floor 0 (atol = 0), max_ulp = |a - e| / ulp(e): a scaled relative error, for subnormals and
+    across zero (not a count of the bit patterns in between)."""
     fi = torch.finfo(dtype)
     smallest_ulp = fi.eps * fi.tiny  # ulp of 0, of every subnormal and of the smallest normal
     subnormal = fi.tiny * fi.eps
@@ -253,24 +260,28 @@ def test_ulp_error_is_in_units_of_the_expected_values_ulp(parity, dtype):
     ]
     for a, e, want in cases:
         a_t, e_t = torch.tensor([a], dtype=dtype), torch.tensor([e], dtype=dtype)
-        assert parity.ulp_error(float(a_t), float(e_t), dtype) == want, (dtype, a, e)
-        got = parity.compare(a_t, e_t, rtol=1e30, atol=1e30) if math.isfinite(want) else parity.compare(a_t, e_t)
+        assert parity.ulp_error(float(a_t), float(e_t), dtype, floor=0.0) == want, (dtype, a, e)
+        got = parity.compare(a_t, e_t, rtol=1e30, atol=0.0) if math.isfinite(want) else parity.compare(a_t, e_t)
+        assert got["ulp_floor"] == 0.0 or not math.isfinite(want)
         assert got["max_ulp"] == want, (dtype, a, e, got)
     assert parity.ulp_of(0.0, dtype) == parity.ulp_of(subnormal, dtype) == parity.ulp_of(fi.tiny, dtype) == smallest_ulp
     assert parity.ulp_of(-1.5, dtype) == parity.ulp_of(1.0, dtype) == fi.eps
     with pytest.raises(ValueError):
-        parity.ulp_error(math.nan, 1.0, dtype)
+        parity.ulp_error(math.nan, 1.0, dtype, floor=0.0)
 
 
-def test_ulp_error_of_values_near_1e_14_is_not_a_bit_distance(parity):
+def test_ulp_error_of_values_near_1e_14_is_in_ulps_of_the_floor(parity):
     """The report once showed ulp 4.4e+18 for float64 values of order 1e-14 crossing zero: the
-    count of bit patterns between them. In units of ulp(e) it is 2e-14 / 2^-99 ~ 1.3e16, i.e. a
-    relative error of 2 (200 %) in units of float64's epsilon."""
+    count of bit patterns between them. In units of ulp(e) it is 2e-14 / 2^-99 ~ 1.3e16 (a relative
+    error of 2 in units of eps), still huge for a pair that atol accepts. float64's default floor is
+    1e-7 / 1e-7 = 1, so the figure is 2e-14 / ulp(1) ~ 90."""
     a, e = torch.tensor([-1e-14], dtype=torch.float64), torch.tensor([1e-14], dtype=torch.float64)
     got = parity.compare(a, e)
     assert got["passed"]  # atol accepts it
-    assert got["max_ulp"] == 2e-14 / 2.0 ** -99
-    assert got["max_ulp"] < 2 * 2 / torch.finfo(torch.float64).eps
-    # Against an exact zero the float64 quotient overflows: it saturates at the largest double.
-    assert parity.compare(torch.tensor([1e-14], dtype=torch.float64),
-                          torch.tensor([0.0], dtype=torch.float64))["max_ulp"] == sys.float_info.max
+    assert got["ulp_floor"] == 1.0
+    assert got["max_ulp"] == 2e-14 / 2.0 ** -52
+    exact = parity.compare(a, e, rtol=0.0, atol=0.0)  # no atol, no floor
+    assert not exact["passed"] and exact["max_ulp"] == 2e-14 / 2.0 ** -99
+    # Unfloored against an exact zero the float64 quotient overflows: it saturates at the largest double.
+    assert parity.compare(torch.tensor([1e-14], dtype=torch.float64), torch.tensor([0.0], dtype=torch.float64),
+                          rtol=0.0, atol=0.0)["max_ulp"] == sys.float_info.max

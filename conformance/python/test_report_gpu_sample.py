@@ -64,3 +64,26 @@ def test_a_damaged_gzip_bundle_is_bad_input_not_a_traceback(repo_root, tmp_path)
     assert good.returncode == 0, good.stdout + good.stderr
     assert bad.returncode == 2 and "cut.json.gz" in bad.stdout + bad.stderr
     assert "gzip" in bad.stdout + bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_the_version_1_sample_renders_with_no_uninformative_ulp_figure(repo_root, tmp_path):
+    """The sample is schema 1: unfloored figures, up to 4.4e18 "ulps" on passing float64 cases (docs/parity.md,
+    "ULP error"). Its scoreboard shows a ULP figure only up to 2^(mantissa bits) of the row's dtype."""
+    from crossdev.report.parity import MANTISSA_BITS
+    from crossdev.report.render import main as render_main
+
+    assert sample(repo_root)["schema_version"] == 1
+    out = tmp_path / "report"
+    assert render_main([str(repo_root / SAMPLE), "--out", str(out)]) == 0
+    board = re.search(r'id="scoreboard-table">(.*?)</table>', (out / "index.html").read_text(), re.S).group(1)
+    shown, hidden = 0, 0
+    for row in re.findall(r"<tr>(.*?)</tr>", board, re.S):
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+        if not cells:
+            continue  # the header
+        dtype = cells[1]
+        for figure in re.findall(r">[\w ]+: ulp ([^,<]+), abs", row):
+            assert float(figure) <= 2.0 ** MANTISSA_BITS[dtype], (dtype, figure)
+            shown += 1
+        hidden += row.count(" not shown: beyond 2^")
+    assert shown > 100 and hidden > 0, (shown, hidden)

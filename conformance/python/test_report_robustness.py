@@ -55,7 +55,7 @@ def test_parity_detail_with_max_abs_inf_renders_as_inf(tmp_path):
     path = write_text(tmp_path / "b.json", json.dumps(ops_bundle(text)))
     rc, out = render(tmp_path, path)
     assert rc == 0
-    assert "golden: ulp inf, abs inf" in scoreboard(out["index.html"])
+    assert "golden: abs inf, rel inf" in scoreboard(out["index.html"])  # a non-finite ULP figure is not shown
 
 
 @pytest.mark.parametrize("spelling, shown", [("inf", "inf"), ("-inf", "-inf"), ("nan", "nan"), ("1e999", "inf"),
@@ -64,7 +64,8 @@ def test_every_non_finite_spelling_in_details_renders_as_text(tmp_path, spelling
     text = f"not close: 64 elements, max_abs={spelling}, max_rel=0, max_ulp={spelling} (x)"
     rc, out = render(tmp_path, write_text(tmp_path / "b.json", json.dumps(ops_bundle(text))))
     assert rc == 0
-    assert f"golden: ulp {shown}, abs {shown}" in scoreboard(out["index.html"])
+    assert f"golden: abs {shown}, rel 0" in scoreboard(out["index.html"])
+    assert f'title="ulp {shown} not shown' in scoreboard(out["index.html"])
 
 
 def test_metrics_of_1e999_render_as_inf(tmp_path):
@@ -85,7 +86,7 @@ def test_null_metric_renders_as_non_finite(tmp_path):
     rc, out = render(tmp_path, write_text(tmp_path / "b.json", json.dumps(doc)))
     assert rc == 0
     assert "max_abs=non-finite" in suites_section(out["index.html"])
-    assert "all references: ulp non-finite, abs non-finite" in scoreboard(out["index.html"])
+    assert "all references: abs non-finite, rel —" in scoreboard(out["index.html"])
 
 
 def test_infinite_durations_and_benchmark_times_render(tmp_path):

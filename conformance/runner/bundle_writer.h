@@ -11,7 +11,8 @@
 
 namespace crossdev::conformance {
 
-inline constexpr int kBundleSchemaVersion = 1;
+// 2: ops `max_ulp` is the floored ULP error (docs/parity.md) and comparison texts carry `ulp_floor=`.
+inline constexpr int kBundleSchemaVersion = 2;
 
 struct BundleInput {
   ExecutionTarget target;

@@ -11,7 +11,7 @@
 //   device: first attempt's device   inputs_on: device per input   dtypes: dtype per input
 //   inject_on / inject_when / inject_times: fault injection of `text` (else the op's real error)
 //   inference: inference_mode | no_grad   max_attempts   corrupt: true (wrong result after a recovery)
-//   expect_result: ok | recovered | rethrown | exhausted | recovery_failed | rejected
+//   expect_result: ok | recovered | rethrown | exhausted | recovery_failed | rejected | needs_new_process
 //   expect_recovery: actions applied, in order   expect_attempts   expect_device   expect_dtype
 // A recovered result is compared with a float64 reference computed on the cpu from the
 // original inputs (torch.testing.assert_close tolerances for the result dtype); a rethrown
@@ -40,7 +40,7 @@ namespace {
 using namespace crossdev::manager;
 
 constexpr const char* kOps[] = {"matmul", "add", "huge_alloc", "load_checkpoint"};
-constexpr const char* kResults[] = {"ok", "recovered", "rethrown", "exhausted", "recovery_failed", "rejected"};
+constexpr const char* kResults[] = {"ok", "recovered", "rethrown", "exhausted", "recovery_failed", "rejected", "needs_new_process"};
 
 struct Case {
   std::string text, exception, expect_category, trigger;
@@ -342,6 +342,10 @@ void run_recovery(const Case& c, CaseResult& r) {
   for (const auto& a : report.attempts) applied.insert(applied.end(), a.recovery.begin(), a.recovery.end());
   std::string applied_text;
   for (const auto& a : applied) applied_text += (applied_text.empty() ? "" : ", ") + a;
+  r.details.emplace_back("result", actual_result);
+  // What the user must do instead of a retry (restart the process), as device_safe told them.
+  if (actual_result == "needs_new_process" && !report.attempts.empty())
+    r.details.emplace_back("advice", report.attempts.back().recovery_detail);
   r.details.emplace_back("attempts", report.summary());
   r.details.emplace_back("recovery", applied_text);
   r.metrics.emplace_back("attempts", static_cast<double>(report.attempts.size()));

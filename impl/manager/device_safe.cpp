@@ -29,6 +29,12 @@ DeviceSpec first_device(const std::vector<Placed>& inputs) {
   return inputs.empty() ? DeviceSpec::of(DeviceKind::CPU) : inputs.front().device;
 }
 
+bool ends_recovery(const RecoveryStage& stage) {
+  for (const auto& action : stage)
+    if (find_recovery(action)->ends_recovery) return true;
+  return false;
+}
+
 }  // namespace
 
 std::string SafeReport::summary() const {
@@ -41,6 +47,8 @@ std::string SafeReport::summary() const {
       out += " -> ";
       for (std::size_t i = 0; i < a.recovery.size(); ++i) out += (i ? "+" : "") + a.recovery[i];
       out += ": " + a.recovery_detail;
+    } else if (!a.recovery_detail.empty()) {
+      out += " -> " + a.recovery_detail;  // why nothing was applied (needs_new_process, recovery_failed)
     }
     out += "\n";
   }
@@ -134,13 +142,16 @@ SafeResult device_safe(DeviceManager& manager, const SafeFn& fn, std::vector<Pla
     attempt.pattern = cls->pattern->where;
     op.field("category", attempt.category);
     std::size_t& stage_index = next_stage[attempt.category];
-    if (number >= options.max_attempts || stage_index >= cls->category->recovery.size()) {
+    const auto& stages = cls->category->recovery;
+    // An error that needs a new process says so whatever max_attempts allows: it is never "exhausted".
+    const bool ends = stage_index < stages.size() && ends_recovery(stages[stage_index]);
+    if (!ends && (number >= options.max_attempts || stage_index >= stages.size())) {
       report.attempts.push_back(attempt);
       op.field("reason", number >= options.max_attempts ? "max_attempts reached" : "no recovery stage left");
       finish("exhausted");
       std::rethrow_exception(error);
     }
-    const RecoveryStage& stage = cls->category->recovery[stage_index++];
+    const RecoveryStage& stage = stages[stage_index++];
     try {
       for (const auto& action : stage) {
         const std::string detail = find_recovery(action)->apply(state, info, attempt.category);
@@ -150,6 +161,12 @@ SafeResult device_safe(DeviceManager& manager, const SafeFn& fn, std::vector<Pla
         rec.field("category", attempt.category);
         rec.field("reason", detail);
       }
+    } catch (const ProcessRestartRequired& why) {  // nothing in this process can help: no retry
+      attempt.recovery_detail = why.what();
+      report.attempts.push_back(attempt);
+      op.field("reason", why.what());
+      finish("needs_new_process");
+      std::rethrow_exception(error);
     } catch (const std::exception& why) {  // RecoveryImpossible, or a recovery that itself failed
       attempt.recovery_detail += (attempt.recovery_detail.empty() ? "" : "; ") + std::string("not applicable: ") + why.what();
       report.attempts.push_back(attempt);

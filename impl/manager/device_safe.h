@@ -4,6 +4,9 @@
 // retries, at most max_attempts calls in all, recording every attempt. It
 //   - rethrows an unclassified error unchanged (the same exception object);
 //   - rethrows the last error unchanged when recoveries or attempts run out;
+//   - retries nothing after an error that leaves the device unusable until the process restarts
+//     (a sticky CUDA error): outcome needs_new_process, the error rethrown unchanged, and the
+//     attempt's recovery_detail says what to do instead;
 //   - never turns a wrong result into a silent success: a result that fails `validate`
 //     throws RecoveryRejected, and every move, cast and fallback that produced a result is
 //     in the report (and the op log).
@@ -65,7 +68,8 @@ struct SafeReport {
   DeviceSpec final_device;
   bool simulated = false;      // some attempt ran on a simulated device
   // ok (first try), recovered, rethrown (unclassified), exhausted (recoveries or attempts ran
-  // out), recovery_failed (no recovery applicable), rejected (validate refused the result)
+  // out), recovery_failed (no recovery applicable), rejected (validate refused the result),
+  // needs_new_process (the error left the device unusable in this process; nothing was retried)
   std::string outcome;
   std::string summary() const;  // one line per attempt
 };

@@ -36,7 +36,7 @@ const std::vector<std::string>& required_error_categories() {
   static const std::vector<std::string> names = {
       "device_mismatch",  "dtype_mismatch",  "out_of_memory",
       "mps_placeholder_storage", "float64_unsupported", "unsupported_op",
-      "inference_tensor_version_counter", "cuda_runtime", "model_loading"};
+      "inference_tensor_version_counter", "cuda_sticky_error", "cuda_runtime", "model_loading"};
   return names;
 }
 
@@ -76,6 +76,11 @@ ErrorClassifier ErrorClassifier::from_document(const YAML::Node& root, const std
     const YAML::Node rec = node["recovery"];
     if (!rec || !rec.IsSequence() || rec.size() == 0) fail(name, node, "'recovery' must be a non-empty list of stages");
     for (const auto& stage : rec) info.recovery.push_back(parse_stage(name, stage));
+    // An action that ends recovery never lets a retry happen, so any stage beside it could not run.
+    for (const auto& stage : info.recovery)
+      for (const auto& action : stage)
+        if (find_recovery(action)->ends_recovery && (info.recovery.size() > 1 || stage.size() > 1))
+          fail(name, node, "recovery action '" + action + "' ends recovery: it must be the category's only stage, alone");
     c.categories_.push_back(std::move(info));
   }
   for (const auto& required : required_error_categories())

@@ -82,14 +82,30 @@ std::string use_no_grad(AttemptState& s, const ErrorInfo&, const std::string&) {
   return "re-run under torch.no_grad() instead of torch.inference_mode() (seed 001)";
 }
 
+// A sticky CUDA error (device-side assert, illegal address, ...) leaves "the process in an
+// inconsistent state and any further CUDA work will return the same error. To continue using
+// CUDA, the process must be terminated and relaunched" (CUDA Runtime API, cudaError). Every
+// in-process step fails with it: empty_cache, and the device-to-host copy a cpu fallback needs.
+// So nothing is retried; the user is told what to do instead.
+std::string restart_process(AttemptState& s, const ErrorInfo&, const std::string& category) {
+  throw ProcessRestartRequired(
+      "no in-process recovery: a " + category + " on " + s.device.str() +
+      " leaves this process's CUDA context unusable, and every later CUDA call (empty_cache and copies to the cpu "
+      "included) fails with the same error. Restart the process. To find the kernel that failed, rerun with "
+      "CUDA_LAUNCH_BLOCKING=1 (launches become synchronous, so the stack trace points at it); for a device-side "
+      "assert, a PyTorch built with TORCH_USE_CUDA_DSA=1 also reports the assertion's file, line and thread.");
+}
+
 const std::vector<RecoveryAction> kActions = {
-    {"move_to_common_device", "move every input to one device chosen by the redirect policy", move_to_common_device},
-    {"cast_to_common_dtype", "promote every input to one dtype (torch.promote_types)", cast_to_common_dtype},
-    {"cast_to_supported_dtype", "cast inputs the device cannot hold (float64 on MPS -> float32)", cast_to_supported_dtype},
-    {"empty_cache", "release the device's cached memory, then retry", empty_cache},
-    {"fallback_next_device", "move to the next device of the fallback chain present on the host", fallback_next_device},
-    {"fallback_cpu", "move to the cpu", fallback_cpu},
-    {"use_no_grad", "switch the inference context from inference_mode to no_grad", use_no_grad},
+    {"move_to_common_device", "move every input to one device chosen by the redirect policy", move_to_common_device, false},
+    {"cast_to_common_dtype", "promote every input to one dtype (torch.promote_types)", cast_to_common_dtype, false},
+    {"cast_to_supported_dtype", "cast inputs the device cannot hold (float64 on MPS -> float32)", cast_to_supported_dtype, false},
+    {"empty_cache", "release the device's cached memory, then retry", empty_cache, false},
+    {"fallback_next_device", "move to the next device of the fallback chain present on the host", fallback_next_device, false},
+    {"fallback_cpu", "move to the cpu", fallback_cpu, false},
+    {"use_no_grad", "switch the inference context from inference_mode to no_grad", use_no_grad, false},
+    {"restart_process", "retry nothing: the error left the device unusable until the process restarts; say so", restart_process,
+     true},
 };
 
 }  // namespace

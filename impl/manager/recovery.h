@@ -3,7 +3,9 @@
 // next attempt — where it runs, what its inputs are, which inference context it enters — and
 // returns a one-line account of what it did. An action that cannot help (falling back from
 // cpu, a cast with nothing to cast) throws RecoveryImpossible, and device_safe then rethrows
-// the original error unchanged.
+// the original error unchanged. An action that ends recovery (restart_process) throws
+// ProcessRestartRequired: the error left the device unusable for the rest of the process, so no
+// retry in this process can succeed, and device_safe stops with outcome needs_new_process.
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -16,6 +18,12 @@
 namespace crossdev::manager {
 
 class RecoveryImpossible : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// what() tells the user what to do instead of a retry (start a new process; how to find the cause).
+class ProcessRestartRequired : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
@@ -36,6 +44,8 @@ struct RecoveryAction {
   const char* name;
   const char* description;
   std::string (*apply)(AttemptState& state, const ErrorInfo& error, const std::string& category);
+  // Always throws ProcessRestartRequired; must be its category's only stage (the table loader checks).
+  bool ends_recovery;
 };
 
 const RecoveryAction* find_recovery(std::string_view name);

@@ -342,6 +342,13 @@ void bind_device_manager(py::module_& mm) {
              } catch (const RecoveryRejected& e) {
                py::module_::import("crossdev").attr("_last_report") = report_dict(e.report());
                throw;
+             } catch (py::error_already_set& e) {
+               py::module_::import("crossdev").attr("_last_report") = report_dict(report);
+               // Still the same object; an error that needs a new process gets a note (PEP 678)
+               // saying so, since the traceback is what a user reads, not _last_report.
+               if (report.outcome == "needs_new_process" && !report.attempts.empty() && py::hasattr(e.value(), "add_note"))
+                 e.value().attr("add_note")("crossdev device_safe: " + report.attempts.back().recovery_detail);
+               throw;
              } catch (...) {
                // The original exception leaves unchanged; its report stays inspectable.
                py::module_::import("crossdev").attr("_last_report") = report_dict(report);
@@ -352,7 +359,9 @@ void bind_device_manager(py::module_& mm) {
            py::arg("op") = "call", py::arg("max_attempts") = 3, py::arg("inference") = py::none(),
            py::arg("allow_fallback") = true, py::arg("validate") = py::none(), py::arg("faults") = py::none(),
            "Run fn(inputs, ctx) with classification and recovery. Returns {'outputs', 'report', 'faults_fired'}; "
-           "on failure the original exception propagates and crossdev._last_report holds the report.")
+           "on failure the original exception propagates and crossdev._last_report holds the report; after an error "
+           "that needs a new process (outcome needs_new_process) nothing is retried and the exception carries a note "
+           "saying what to do.")
       .def("save_checkpoint",
            [](PyDeviceManager& self, const std::string& path, const py::dict& tensors) {
              value_errors([&] {

@@ -1,6 +1,6 @@
 // crossdev.parity: the comparator (torch.testing.assert_close semantics plus max abs/rel/ULP
-// metrics), its default tolerance table and the ULP distance, so pytest can check verdict
-// parity with assert_close directly.
+// metrics), its default tolerance table, the ULP error and its floor, and the ULP distance, so
+// pytest can check verdict parity with assert_close and the metrics against numpy directly.
 #include <torch/extension.h>
 
 #include "parity/comparator.h"
@@ -24,6 +24,7 @@ py::dict comparison_dict(const parity::Comparison& c) {
   d["max_abs"] = c.max_abs;
   d["max_rel"] = c.max_rel;
   d["max_ulp"] = c.max_ulp;
+  d["ulp_floor"] = c.ulp_floor;
   d["summary"] = c.summary();
   return d;
 }
@@ -55,7 +56,7 @@ void bind_parity(py::module_& root) {
       py::arg("actual"), py::arg("expected"), py::kw_only(), py::arg("rtol") = py::none(), py::arg("atol") = py::none(),
       py::arg("equal_nan") = false, py::arg("check_dtype") = true,
       "Compare like torch.testing.assert_close (check_device=False). Returns a dict: passed, reason, rtol, atol, "
-      "total, mismatches, first_mismatch_index, max_abs, max_rel, max_ulp, summary.");
+      "total, mismatches, first_mismatch_index, max_abs, max_rel, max_ulp, ulp_floor, summary.");
 
   m.def(
       "default_tolerance",
@@ -69,8 +70,20 @@ void bind_parity(py::module_& root) {
         "Representable steps between a and b (rounded to dtype), via the ordered-integer representation.");
   m.def("ulp_of", &parity::ulp_of, py::arg("e"), py::arg("dtype"),
         "ulp(e) in dtype: 2^(exponent - mantissa bits) for normal e; the smallest normal's ulp for 0 and subnormals.");
-  m.def("ulp_error", &parity::ulp_error, py::arg("actual"), py::arg("expected"), py::arg("dtype"),
-        "|actual - expected| / ulp(expected), both rounded to dtype: the max_ulp metric of compare().");
+  m.def("ulp_error", &parity::ulp_error, py::arg("actual"), py::arg("expected"), py::arg("dtype"), py::kw_only(),
+        py::arg("floor"),
+        "|actual - expected| / ulp(max(|expected|, floor)), both rounded to dtype: the max_ulp metric of compare() "
+        "with floor = ulp_floor(dtype, rtol, atol); floor=0 is the unfloored ulp error of expected.");
+  m.def(
+      "ulp_floor",
+      [](at::ScalarType dtype, double rtol, double atol) {
+        const parity::FloatFormat format = parity::float_format(dtype);
+        if (format.mantissa_digits == 0)
+          throw py::value_error(std::string("ulp_floor needs a floating dtype, got ") + c10::toString(dtype));
+        return parity::ulp_floor(rtol, atol, format);
+      },
+      py::arg("dtype"), py::arg("rtol"), py::arg("atol"),
+      "atol / max(rtol, eps(dtype)): the magnitude below which compare() counts errors in ulps of the floor.");
 }
 
 }  // namespace crossdev::python

@@ -77,6 +77,49 @@ TEST(DeviceSafe, MaxAttemptsOneMeansNoRetry) {
   EXPECT_EQ(report.attempts[0].category, "mps_placeholder_storage");
 }
 
+// After a sticky CUDA error every later CUDA call fails too (empty_cache, the copy to the cpu), so
+// device_safe must not retry: one attempt, nothing applied, the error rethrown, and the report saying
+// what to do instead.
+TEST(DeviceSafe, StickyCudaErrorIsNotRetried) {
+  DeviceManager m = manager_on("cuda-x1");
+  FaultPlan plan({Fault{"*", DeviceKind::CUDA, {}, -1, "RuntimeError", "CUDA error: device-side assert triggered"}});
+  ScopedFaultPlan scoped(plan);
+  SafeOptions options;
+  options.device = parse_device("cuda:0");
+  options.max_attempts = 5;
+  SafeReport report;
+  EXPECT_THROW((void)device_safe(m, kAdd, place_on(m, {at::ones({2}), at::ones({2})}, {*options.device, *options.device}),
+                                 options, &report),
+               c10::Error);
+  EXPECT_EQ(report.outcome, "needs_new_process");
+  ASSERT_EQ(report.attempts.size(), 1u);
+  EXPECT_EQ(plan.fired(), 1);
+  EXPECT_EQ(report.attempts[0].category, "cuda_sticky_error");
+  EXPECT_TRUE(report.attempts[0].recovery.empty());
+  EXPECT_EQ(report.cache_flushes, 0);
+  EXPECT_TRUE(report.fallbacks.empty());
+  EXPECT_TRUE(report.moves.empty());
+  EXPECT_EQ(report.final_device.str(), "cuda:0");
+  const std::string& advice = report.attempts[0].recovery_detail;
+  for (const char* needle : {"Restart the process", "CUDA_LAUNCH_BLOCKING=1", "TORCH_USE_CUDA_DSA"})
+    EXPECT_NE(advice.find(needle), std::string::npos) << advice;
+  EXPECT_NE(report.summary().find("Restart the process"), std::string::npos) << report.summary();
+}
+
+TEST(DeviceSafe, StickyCudaErrorIsNeedsNewProcessEvenWithOneAttempt) {
+  DeviceManager m = manager_on("cuda-x1");
+  FaultPlan plan({Fault{"*", DeviceKind::CUDA, {}, -1, "RuntimeError", "CUDA error: an illegal memory access was encountered"}});
+  ScopedFaultPlan scoped(plan);
+  SafeOptions options;
+  options.device = parse_device("cuda:0");
+  options.max_attempts = 1;
+  SafeReport report;
+  EXPECT_THROW((void)device_safe(m, kAdd, place_on(m, {at::ones({2}), at::ones({2})}, {*options.device, *options.device}),
+                                 options, &report),
+               c10::Error);
+  EXPECT_EQ(report.outcome, "needs_new_process");  // not "exhausted": retrying more would not have helped
+}
+
 TEST(DeviceSafe, RejectedResultIsNeverASuccess) {
   DeviceManager m = manager_on("mps");
   FaultPlan plan({Fault{"*", DeviceKind::MPS, {}, -1, "RuntimeError", "Placeholder storage has not been allocated on MPS device!"}});

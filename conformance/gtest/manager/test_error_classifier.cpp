@@ -18,6 +18,7 @@ constexpr const char* kMinimal = R"(categories:
   - {name: inference_tensor_version_counter, recovery: [use_no_grad], source: s}
   - {name: cuda_runtime, recovery: [fallback_cpu], source: s}
   - {name: model_loading, recovery: [fallback_cpu], source: s}
+  - {name: cuda_sticky_error, recovery: [restart_process], source: s}
 patterns:
   - {category: mps_placeholder_storage, contains: "Placeholder storage", source: s}
   - {category: device_mismatch, contains: "same device", source: s}
@@ -26,6 +27,7 @@ patterns:
   - {category: float64_unsupported, contains: "float64", source: s}
   - {category: unsupported_op, exception: NotImplementedError, source: s}
   - {category: inference_tensor_version_counter, contains: "version_counter", source: s}
+  - {category: cuda_sticky_error, contains: "CUDA error: device-side assert triggered", source: s}
   - {category: cuda_runtime, contains: "CUDA error: ", source: s}
   - {category: model_loading, contains: "PytorchStreamReader", source: s}
 )";
@@ -77,11 +79,11 @@ TEST(ErrorClassifier, LoadErrorsNameFileAndLine) {
   expect_load_error(std::string(text).replace(text.find("use_no_grad"), 11, "teleport"), "unknown recovery action 'teleport'",
                     "bad.yaml:8:");
   expect_load_error(std::string(text).replace(text.find("contains: \"CUDA error: \""), 8, "contain"), "unknown key 'contain'",
-                    "bad.yaml:19:");
+                    "bad.yaml:21:");
   expect_load_error(std::string(text).replace(text.find("regex: \"expected"), 17, "regex: \"(unclosed"), "invalid regex",
-                    "bad.yaml:14:");
+                    "bad.yaml:15:");
   expect_load_error(std::string(text).replace(text.find("exception: NotImplementedError"), 30, "exception: Oops"),
-                    "unknown exception 'Oops'", "bad.yaml:17:");
+                    "unknown exception 'Oops'", "bad.yaml:18:");
   // Dropping the model_loading category leaves its pattern without a category.
   const std::string without = std::string(text).erase(text.find("  - {name: model_loading"),
                                                        std::string("  - {name: model_loading, recovery: [fallback_cpu], source: s}\n").size());
@@ -89,7 +91,34 @@ TEST(ErrorClassifier, LoadErrorsNameFileAndLine) {
   expect_load_error("categories: [", "YAML syntax error", "bad.yaml:");
   // yaml-cpp keeps both pairs of a repeated key; crossdev_yaml refuses the file.
   expect_load_error(std::string(text).replace(text.find("contains: \"CUDA error: \""), 8, "source: t, contains"),
-                    "duplicate key 'source'", "bad.yaml:19:");
+                    "duplicate key 'source'", "bad.yaml:21:");
+}
+
+// CUDA documents these errors as leaving the process unusable for CUDA until it restarts, so the
+// built-in table must send them to restart_process, not to empty_cache/fallback like other CUDA errors.
+TEST(ErrorClassifier, BuiltinTableSendsStickyCudaErrorsToANewProcess) {
+  const ErrorClassifier& c = ErrorClassifier::builtin();
+  for (const char* text : {"CUDA error: device-side assert triggered", "CUDA error: an illegal memory access was encountered",
+                           "CUDA error: misaligned address", "CUDA error: unspecified launch failure",
+                           "CUDA error: an illegal instruction was encountered"}) {
+    EXPECT_EQ(category_of(c, "RuntimeError", text), "cuda_sticky_error") << text;
+    EXPECT_EQ(category_of(c, "AcceleratorError", text), "cuda_sticky_error") << text;  // torch >= 2.8's type
+  }
+  ASSERT_EQ(c.category("cuda_sticky_error")->recovery, (std::vector<RecoveryStage>{{"restart_process"}}));
+  EXPECT_TRUE(find_recovery("restart_process")->ends_recovery);
+  // A launch the runtime refused leaves the context usable: an ordinary runtime error.
+  EXPECT_EQ(category_of(c, "RuntimeError", "CUDA error: invalid configuration argument"), "cuda_runtime");
+  EXPECT_EQ(category_of(c, "RuntimeError", "CUDA error: too many resources requested for launch"), "cuda_runtime");
+  EXPECT_EQ(category_of(c, "RuntimeError", "CUDA error: out of memory"), "out_of_memory");
+}
+
+TEST(ErrorClassifier, ActionThatEndsRecoveryMustStandAlone) {
+  const std::string text = kMinimal;
+  const std::string stage = "recovery: [restart_process]";
+  expect_load_error(std::string(text).replace(text.find(stage), stage.size(), "recovery: [restart_process, fallback_cpu]"),
+                    "'restart_process' ends recovery", "bad.yaml:11:");
+  expect_load_error(std::string(text).replace(text.find(stage), stage.size(), "recovery: [\"empty_cache+restart_process\"]"),
+                    "'restart_process' ends recovery", "bad.yaml:11:");
 }
 
 TEST(ErrorClassifier, EveryCategoryNeedsAPattern) {

@@ -100,7 +100,10 @@ TEST(Compare, MeasuresEveryElementNotOnlyMismatches) {
   EXPECT_TRUE(c.pass) << c.summary();
   EXPECT_NEAR(c.max_abs, 4e-6, 1e-7);
   EXPECT_NEAR(c.max_rel, 4e-6, 1e-7);
-  EXPECT_EQ(c.max_ulp, std::round(4e-6 / std::ldexp(1.0, -23)));  // ulp(1.0f) = 2^-23
+  // In ulps of the float32 default floor 1e-5 / 1.3e-6 = 7.69 (ulp 2^-21), not of 1.0 (2^-23).
+  EXPECT_EQ(c.ulp_floor, 1e-5 / 1.3e-6);
+  EXPECT_EQ(c.max_ulp, c.max_abs / std::ldexp(1.0, -21));
+  EXPECT_NEAR(c.max_ulp, 4e-6 / std::ldexp(1.0, -21), 0.5);  // ~8.4, plus float32's rounding of 1 + 4e-6
 }
 
 TEST(Compare, InfinitiesMustMatchInSign) {
@@ -189,8 +192,8 @@ TEST(Ulp, OrderedIntegerDistance) {
 }
 
 
-// max_ulp is |a - e| / ulp(e) (docs/parity.md): ulp of 0 and of subnormals is the smallest
-// normal's ulp, per dtype.
+// max_ulp is |a - e| / ulp(max(|e|, floor)) (docs/parity.md; the floor: test_ulp_floor.cpp): ulp of
+// 0 and of subnormals is the smallest normal's ulp, per dtype.
 TEST(Ulp, UlpOfEachDtype) {
   EXPECT_EQ(ulp_of(1.0, at::kDouble), std::ldexp(1.0, -52));
   EXPECT_EQ(ulp_of(1.0, at::kFloat), std::ldexp(1.0, -23));
@@ -209,42 +212,47 @@ TEST(Ulp, UlpOfEachDtype) {
   EXPECT_THROW(ulp_of(1.0, at::kInt), std::invalid_argument);
 }
 
-TEST(Ulp, ErrorInUnitsOfTheExpectedValuesUlp) {
+// With floor 0 (an exact comparison's floor) the figure is in units of ulp(e) itself.
+TEST(Ulp, UnflooredErrorIsInUnitsOfTheExpectedValuesUlp) {
   const double inf = std::numeric_limits<double>::infinity();
-  EXPECT_EQ(ulp_error(1.0 + std::ldexp(1.0, -23), 1.0, at::kFloat), 1.0);
-  EXPECT_EQ(ulp_error(1.0 - std::ldexp(1.0, -24), 1.0, at::kFloat), 0.5);  // below 1 the spacing halves
+  EXPECT_EQ(ulp_error(1.0 + std::ldexp(1.0, -23), 1.0, at::kFloat, 0.0), 1.0);
+  EXPECT_EQ(ulp_error(1.0 - std::ldexp(1.0, -24), 1.0, at::kFloat, 0.0), 0.5);  // below 1 the spacing halves
   // Across zero: 2 / ulp(1), not the ~2^31 bit patterns between -1 and 1.
-  EXPECT_EQ(ulp_error(-1.0, 1.0, at::kFloat), std::ldexp(1.0, 24));
+  EXPECT_EQ(ulp_error(-1.0, 1.0, at::kFloat, 0.0), std::ldexp(1.0, 24));
   // Near zero and across it, in units of the expected value's ulp (float64 ~1e-14: the report's
   // "ulp 4.4e+18" was the bit distance).
-  EXPECT_EQ(ulp_error(-1e-14, 1e-14, at::kDouble), 2e-14 / std::ldexp(1.0, -99));
-  EXPECT_LT(ulp_error(-1e-14, 1e-14, at::kDouble), 1.3e16);
+  EXPECT_EQ(ulp_error(-1e-14, 1e-14, at::kDouble, 0.0), 2e-14 / std::ldexp(1.0, -99));
+  EXPECT_LT(ulp_error(-1e-14, 1e-14, at::kDouble, 0.0), 1.3e16);
   // Subnormals: float32's spacing there is 2^-149.
   const double sub = std::numeric_limits<float>::denorm_min();
-  EXPECT_EQ(ulp_error(sub, 0.0, at::kFloat), 1.0);
-  EXPECT_EQ(ulp_error(-sub, sub, at::kFloat), 2.0);
-  EXPECT_EQ(ulp_error(std::ldexp(1.0, -24), 0.0, at::kHalf), 1.0);
-  EXPECT_EQ(ulp_error(std::ldexp(1.0, -133), 0.0, at::kBFloat16), 1.0);
+  EXPECT_EQ(ulp_error(sub, 0.0, at::kFloat, 0.0), 1.0);
+  EXPECT_EQ(ulp_error(-sub, sub, at::kFloat, 0.0), 2.0);
+  EXPECT_EQ(ulp_error(std::ldexp(1.0, -24), 0.0, at::kHalf, 0.0), 1.0);
+  EXPECT_EQ(ulp_error(std::ldexp(1.0, -133), 0.0, at::kBFloat16, 0.0), 1.0);
   // Non-finite: equal infinities are no error, anything else against an infinity is inf.
-  EXPECT_EQ(ulp_error(inf, inf, at::kDouble), 0.0);
-  EXPECT_EQ(ulp_error(65504.0, inf, at::kHalf), inf);
-  EXPECT_EQ(ulp_error(-inf, inf, at::kFloat), inf);
-  EXPECT_THROW(ulp_error(std::nan(""), 1.0, at::kFloat), std::invalid_argument);
+  EXPECT_EQ(ulp_error(inf, inf, at::kDouble, 0.0), 0.0);
+  EXPECT_EQ(ulp_error(65504.0, inf, at::kHalf, 0.0), inf);
+  EXPECT_EQ(ulp_error(-inf, inf, at::kFloat, 0.0), inf);
+  EXPECT_THROW(ulp_error(std::nan(""), 1.0, at::kFloat, 0.0), std::invalid_argument);
   // float64 against an exact zero: the quotient exceeds the double range and saturates.
-  EXPECT_EQ(ulp_error(1e-14, 0.0, at::kDouble), std::numeric_limits<double>::max());
+  EXPECT_EQ(ulp_error(1e-14, 0.0, at::kDouble, 0.0), std::numeric_limits<double>::max());
 }
 
-TEST(Compare, MaxUlpNearAndAcrossZeroIsTheUlpError) {
-  // Values of order 1e-14 on both sides of zero, within atol: the metric is 2e-14 / ulp(1e-14).
+TEST(Compare, MaxUlpNearAndAcrossZeroIsInUlpsOfTheFloor) {
+  // Values of order 1e-14 on both sides of zero, within atol: float64's default floor is
+  // 1e-7 / 1e-7 = 1, so the metric is 2e-14 / ulp(1) = 2e-14 / 2^-52 ~ 90 (unfloored: 1.3e16; the
+  // bit-pattern distance was ~9.2e18).
   const auto e = at::tensor(std::vector<double>{1e-14, 0.5}, at::kDouble);
   const auto a = at::tensor(std::vector<double>{-1e-14, 0.5}, at::kDouble);
   const Comparison c = compare(a, e);
   EXPECT_TRUE(c.pass);
-  EXPECT_EQ(c.max_ulp, 2e-14 / std::ldexp(1.0, -99));
-  EXPECT_LT(c.max_ulp, 1e17);  // the bit-pattern distance was ~9.2e18
-  // float32 subnormals
+  EXPECT_EQ(c.ulp_floor, 1.0);
+  EXPECT_EQ(c.max_ulp, 2e-14 / std::ldexp(1.0, -52));
+  // float32 subnormals, compared exactly (rtol = atol = 0: floor 0, the subnormal spacing).
   const float sub = std::numeric_limits<float>::denorm_min();
-  EXPECT_EQ(compare(f32({-sub, 3 * sub}), f32({sub, sub})).max_ulp, 2.0);
+  const Comparison exact = compare(f32({-sub, 3 * sub}), f32({sub, sub}), {Tolerance{0.0, 0.0}});
+  EXPECT_EQ(exact.ulp_floor, 0.0);
+  EXPECT_EQ(exact.max_ulp, 2.0);
   // A mismatch against an infinity stays inf.
   EXPECT_TRUE(std::isinf(compare(f32({1.0f}), f32({std::numeric_limits<float>::infinity()})).max_ulp));
 }

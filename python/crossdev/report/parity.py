@@ -5,6 +5,12 @@ one comparison summary per (reference, tensor), e.g. "golden out": "close: 64 el
 max_abs=1e-07, max_rel=2e-07, max_ulp=1 (...)". A scoreboard cell is one (op, dtype, column),
 where a column is one device kind on one runner; it keeps the worst value over shape sets, impls
 and tensors, because a parity claim is only as good as its worst case.
+
+The ULP figure (docs/parity.md, "ULP error") informs only up to 2^(mantissa bits) of the dtype: no
+element that passes reaches it (bundle schema 2: the floored figure), and beyond it an error is
+larger than the magnitude it is counted against, which max_abs and max_rel say better. Version 1
+bundles carry the unfloored figure, which near zero reached 1e32 and more on passing cases; the
+same rule keeps those out of sight.
 """
 import math
 import re
@@ -17,6 +23,8 @@ from crossdev.report.merge import Report
 
 OPS_SUITE = "ops"
 _METRICS_IN_SUMMARY = re.compile(r"max_abs=([^,;\s]+), max_rel=([^,;\s]+), max_ulp=([^,;\s]+)")
+# Stored mantissa bits (precision - 1) per dtype name: the ULP figure's informative range.
+MANTISSA_BITS = {"float64": 52, "float32": 23, "float16": 10, "bfloat16": 7}
 # A skipped case (e.g. no fused kernel on that device) says nothing about parity: it ranks below
 # pass, so a cell shows "skip" only when nothing in it ran.
 _STATUS_RANK = {"skip": -1, "pass": 0, "xfail": 2, "xpass": 3, "fail": 4, "error": 5, "crash": 6}
@@ -42,15 +50,26 @@ def _worse(a: Optional[float], b: Optional[float]) -> Optional[float]:
     return max(a, b)
 
 
+def ulp_informs(max_ulp: Optional[float], dtype: str) -> bool:
+    """Whether a ULP figure is worth showing: finite and at most 2^(mantissa bits) of a floating
+    dtype (any finite figure for an integer dtype, where a ulp is 1)."""
+    if max_ulp is None or not math.isfinite(max_ulp):  # None, NaN, inf, a null metric (NON_FINITE is a NaN)
+        return False
+    bits = MANTISSA_BITS.get(dtype)
+    return bits is None or max_ulp <= 2.0 ** bits
+
+
 @dataclass
 class RefError:
-    """Worst abs and ULP error against one reference ("golden", "vs_cpu", "fused_vs_fallback")."""
+    """Worst abs, rel and ULP error against one reference ("golden", "vs_cpu", "fused_vs_fallback")."""
     max_abs: Optional[float] = None
     max_ulp: Optional[float] = None
+    max_rel: Optional[float] = None
 
-    def add(self, max_abs: Optional[float], max_ulp: Optional[float]) -> None:
+    def add(self, max_abs: Optional[float], max_ulp: Optional[float], max_rel: Optional[float] = None) -> None:
         self.max_abs = _worse(self.max_abs, max_abs)
         self.max_ulp = _worse(self.max_ulp, max_ulp)
+        self.max_rel = _worse(self.max_rel, max_rel)
 
 
 @dataclass
@@ -78,12 +97,13 @@ class Cell:
             reference, _, tensor = key.partition(" ")
             found = _METRICS_IN_SUMMARY.search(text) if tensor else None
             if found:
-                self.refs.setdefault(reference, RefError()).add(_number(found.group(1)), _number(found.group(3)))
+                self.refs.setdefault(reference, RefError()).add(_number(found.group(1)), _number(found.group(3)),
+                                                                _number(found.group(2)))
         if "golden" not in self.refs and case["execution"] != "not_run":
             # No per-reference details: the case metrics are the worst over all references.
-            max_abs, max_ulp = metric(case, "max_abs"), metric(case, "max_ulp")
+            max_abs, max_ulp, max_rel = metric(case, "max_abs"), metric(case, "max_ulp"), metric(case, "max_rel")
             if max_abs is not None or max_ulp is not None:
-                self.refs.setdefault("all references", RefError()).add(max_abs, max_ulp)
+                self.refs.setdefault("all references", RefError()).add(max_abs, max_ulp, max_rel)
         digest = case.get("details", {}).get("output_digest")
         if digest:
             parts = case["id"].split("/")

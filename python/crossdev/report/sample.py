@@ -61,7 +61,7 @@ def bundle(device_kind: str, cases: List[dict], host: str = "runner-1", simulate
     for c in cases:
         by_suite.setdefault(c["suite"], []).append(c)
     return {
-        "schema": SCHEMA_NAME, "schema_version": 1, "created_utc": created,
+        "schema": SCHEMA_NAME, "schema_version": 2, "created_utc": created,
         "tool": {"name": "crossdev", "version": "0.1.0"},
         "execution_target": {
             "device_kind": device_kind, "device_model": f"sample {device_kind} device", "driver": "",

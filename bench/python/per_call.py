@@ -1,0 +1,87 @@
+"""The per-call figure (issue 23): what one call costs at the smallest realistic size, where the
+kernel is nothing and the dispatcher, argument parsing and allocation are everything.
+
+Per op (matrices/bench/sweep.yaml `per_call`): one allocating `torch.ops.crossdev.<op>(...)` on the
+op's `shape_set` inputs, one `torch.add(x, x)` and one `torch.ops.aten.add.Tensor(x, x)` on the op's
+main tensor x (its first tensor argument). torch.add is the cheapest ATen call a user makes;
+torch.ops.aten.add.Tensor goes through the same torch.ops Python path as the crossdev op, so the two
+show which share of the gap is the OpOverload's Python and which is crossdev's. All on `threads` ATen
+threads (restored after): at this size a thread pool only adds its hand-off.
+
+Names: "<op>/<impl>/<dtype>/<shape>/cpu/call", impl fused | torch.add | aten.add, shape e.g. 2x8x64.
+"""
+import math
+
+PASS = "call"
+IMPLS = ("fused", "torch.add", "aten.add")
+
+
+def op_inputs(torch, crossdev, op, spec):
+    """(positional args, keyword args, main tensor) for one call of the op at spec's inputs."""
+    made = crossdev.ops.make_inputs(op, spec.shape_set, getattr(torch, spec.dtype), "cpu", 0)
+    tensors = made["tensors"]
+    schema = getattr(torch.ops.crossdev, op).default._schema
+    main = next(a.name for a in schema.arguments if a.name in tensors)
+    shape, numel = tuple(tensors[main].shape), math.prod(spec.shape)
+    # Same-shape ops (gelu_tanh, swiglu) have bigger basic sets than the others' x; cut them to spec.shape.
+    same_shape = all(tuple(t.shape) == shape for t in tensors.values())
+    if shape != spec.shape and same_shape and tensors[main].numel() >= numel:
+        tensors = {n: t.flatten()[:numel].view(spec.shape) for n, t in tensors.items()}
+    values = dict(tensors, **made["scalars"], training=made["training"], seed=made["seed"])
+    args, kwargs = [], {}
+    for arg in schema.arguments:
+        if arg.name in values:
+            value = values[arg.name]
+        elif arg.has_default_value():
+            value = arg.default_value
+        else:
+            continue
+        if arg.kwarg_only:
+            kwargs[arg.name] = value
+        else:
+            args.append(value)
+    return args, kwargs, tensors[main]
+
+
+def steps(torch, crossdev, op, spec):
+    """(shape label, main tensor's elements, {impl: zero-argument step}) for one op."""
+    args, kwargs, x = op_inputs(torch, crossdev, op, spec)
+    packet = getattr(torch.ops.crossdev, op)
+    add = torch.ops.aten.add.Tensor
+    # No `**{}` when there is nothing to pass by keyword: the figure is the call, not Python's unpacking.
+    call = (lambda: packet(*args, **kwargs)) if kwargs else (lambda: packet(*args))
+    return "x".join(str(d) for d in x.shape), x.numel(), {
+        "fused": call,
+        "torch.add": lambda: torch.add(x, x),
+        "aten.add": lambda: add(x, x),
+    }
+
+
+def name_of(op, impl, dtype, shape_label):
+    return f"{op}/{impl}/{dtype}/{shape_label}/cpu/{PASS}"
+
+
+def measure(torch, crossdev, timing, spec, ops, wanted=lambda name: True):
+    """[(name, Measurement or error text, elements)] for every op and impl, on spec.threads ATen threads."""
+    rows = []
+    threads = torch.get_num_threads()
+    torch.set_num_threads(spec.threads)
+    try:
+        for op in ops:
+            try:
+                label, elements, op_steps = steps(torch, crossdev, op, spec)
+            except Exception as exc:  # noqa: BLE001  (reported per figure, like the driver's cases)
+                rows += [(name_of(op, impl, spec.dtype, spec.shape_set), f"{type(exc).__name__}: {exc}", 0)
+                         for impl in IMPLS]
+                continue
+            for impl, step in op_steps.items():
+                name = name_of(op, impl, spec.dtype, label)
+                if not wanted(name):
+                    continue
+                try:
+                    rows.append((name, timing.measure(step, spec.repetitions, spec.min_time), elements))
+                except Exception as exc:  # noqa: BLE001
+                    rows.append((name, f"{type(exc).__name__}: {exc}", elements))
+    finally:
+        torch.set_num_threads(threads)
+    return rows

@@ -28,9 +28,9 @@ struct ParsedArgs {
   std::map<std::string, std::vector<std::string>> occurrences;  // option -> every value, in order
   std::vector<std::string> positional;
   bool has(const std::string& opt) const { return values.count(opt) != 0; }
-  std::string get(const std::string& opt, const std::string& fallback = "") const {
+  std::string get(const std::string& opt, const std::string& default_value = "") const {
     auto it = values.find(opt);
-    return it == values.end() ? fallback : it->second;
+    return it == values.end() ? default_value : it->second;
   }
   // Every value of a repeatable option, in the order given (empty when absent).
   std::vector<std::string> get_all(const std::string& opt) const {

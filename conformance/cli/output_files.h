@@ -1,7 +1,7 @@
 #pragma once
 // The files `crossdev run` writes (--out bundle, --junit): checked before the run, written as
 // one set after it, and never lost: if writing fails at the end (a full disk), the results go
-// to a fallback folder and the message says where.
+// to $TMPDIR (else /tmp) and the message says where.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,7 +21,7 @@ struct OutputFile {
 void check_output_path(const std::string& option, const std::string& path, std::uintmax_t needed_bytes);
 
 // Writes all files as one set (all temporaries, then all renames). On failure, writes the set
-// to fallback_dir (or $TMPDIR, else /tmp) as "crossdev-<run_id>-<name>" and returns a message
+// to $TMPDIR (else /tmp) as "crossdev-<run_id>-<name>" and returns a message
 // naming the failure and where the results are; "" on success.
 std::string write_outputs(const std::vector<OutputFile>& files, const std::string& run_id);
 

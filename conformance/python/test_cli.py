@@ -45,7 +45,7 @@ def test_project_matrices_pass_and_label_simulation(cli, tmp_path):
                "--filter", "*", env={"CROSSDEV_SIMULATE": ""})
     assert proc.returncode in (0, 1), proc.stderr
     bundle = json.loads(out.read_text())
-    assert bundle["schema"] == "crossdev.bundle" and bundle["schema_version"] == 2
+    assert bundle["schema"] == "crossdev.bundle" and bundle["schema_version"] == 3
     redirect = [c for c in bundle["cases"] if c["suite"] == "redirect"]
     assert len(redirect) >= 112
     assert all(c["execution"] == "simulated" and c["simulated"] for c in redirect)

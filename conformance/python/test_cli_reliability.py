@@ -236,8 +236,8 @@ rc=$?; ls -a "$D" >&2; exit $rc
 
 def test_disk_full_at_the_end_keeps_the_results_elsewhere(exe, tmp_path):
     marker = tmp_path / "hanging"
-    fallback = tmp_path / "fallback"
-    fallback.mkdir()
+    elsewhere = tmp_path / "tmpdir"
+    elsewhere.mkdir()
     script = f"""
 "{exe}" run --matrix "{CONTEXT}" --out "$D/b.json" --junit "$D/j.xml" --quiet --row-timeout 3 \
   --load-library "{hooks_library(exe)}" &
@@ -247,15 +247,15 @@ head -c 64M /dev/zero > "$D/fill" 2>/dev/null
 wait $pid; rc=$?
 rm -f "$D/fill"; ls -a "$D" > "{tmp_path}/listing"; exit $rc
 """
-    env = {"CROSSDEV_TEST_HANG_ROW": HANG_ROW, "CROSSDEV_TEST_HANG_MARKER": str(marker), "TMPDIR": str(fallback)}
+    env = {"CROSSDEV_TEST_HANG_ROW": HANG_ROW, "CROSSDEV_TEST_HANG_MARKER": str(marker), "TMPDIR": str(elsewhere)}
     proc = in_small_tmpfs(script, "4m", tmp_path, env)
     assert proc.returncode != 99, proc.stderr
-    assert_bad_input(proc, "b.json", "No space left on device", str(fallback))
-    saved = list(fallback.glob("crossdev-*-b.json"))
-    assert len(saved) == 1, list(fallback.iterdir())
+    assert_bad_input(proc, "b.json", "No space left on device", str(elsewhere))
+    saved = list(elsewhere.glob("crossdev-*-b.json"))
+    assert len(saved) == 1, list(elsewhere.iterdir())
     bundle = json.loads(saved[0].read_text())
     assert len(bundle["cases"]) == 30 and bundle["summary"]["crash"] == 1
-    junit = list(fallback.glob("crossdev-*-j.xml"))
+    junit = list(elsewhere.glob("crossdev-*-j.xml"))
     assert len(junit) == 1
     listing = (tmp_path / "listing").read_text().split()
     assert not [n for n in listing if ".tmp." in n], listing  # no temporary left on the full disk

@@ -80,13 +80,13 @@ def test_ensure_device_and_dtype_log_every_change(mgr):
     assert override["target"] == "cpu"
 
 
-def test_fallback_chain_is_configurable(mgr):
+def test_device_chain_is_configurable(mgr):
     with pytest.raises(ValueError, match="must end with cpu"):
         mgr.DeviceManager("all", chain="xla,cuda")
     m = mgr.DeviceManager("all", chain="xla,cuda,cpu")
     r = m.device_safe(lambda ins, ctx: ins[0] + 1, [torch.zeros(2)], devices=["xla:0"],
                       faults=[{"device": "xla", "text": "Placeholder storage has not been allocated on MPS device!"}])
-    assert r["report"]["fallbacks"][0]["to"] == "cuda:0"
+    assert r["report"]["chain_steps"][0]["to"] == "cuda:0"
 
 
 def test_event_semantics_match_cuda(mgr):
@@ -141,7 +141,7 @@ def test_op_log_is_json_lines_with_categories(mgr, tmp_path):
         mgr.set_device_log("")
     entries = [json.loads(line) for line in log.read_text().splitlines()]
     categories = [e["category"] for e in entries]
-    for needed in ("fault", "attempt", "empty_cache", "recovery", "fallback", "move"):
+    for needed in ("fault", "attempt", "empty_cache", "recovery", "chain_step", "move"):
         assert needed in categories, categories
     assert all(e["duration_us"] >= 0 and "fields" in e for e in entries)
     summary = json.loads(mgr.op_log_summary())
@@ -151,7 +151,7 @@ def test_op_log_is_json_lines_with_categories(mgr, tmp_path):
 
 
 def test_sticky_cuda_error_logs_no_recovery(mgr):
-    """An injected (C++) sticky CUDA error: one attempt in the log, no empty_cache, no fallback, no move."""
+    """An injected (C++) sticky CUDA error: one attempt in the log, no empty_cache, no chain step, no move."""
     mgr.op_log_clear()
     m = mgr.DeviceManager("cuda-x1")
     with pytest.raises(RuntimeError, match="device-side assert triggered"):
@@ -159,7 +159,7 @@ def test_sticky_cuda_error_logs_no_recovery(mgr):
                       faults=[{"device": "cuda", "text": "CUDA error: device-side assert triggered"}])
     entries = [json.loads(line) for line in mgr.op_log_entries()]
     categories = [e["category"] for e in entries]
-    for absent in ("empty_cache", "recovery", "fallback", "move"):
+    for absent in ("empty_cache", "recovery", "chain_step", "move"):
         assert absent not in categories, categories
     attempts = [e for e in entries if e["category"] == "attempt"]
     assert len(attempts) == 1 and attempts[0]["fields"]["category"] == "cuda_sticky_error", attempts

@@ -108,10 +108,10 @@ CASES = [
      ["move_to_common_device"], "cuda:0", {}),
     ("out_of_memory", "cuda-x1", "cuda:0", None, torch.float32,
      lambda: matmul_on("cuda:0", "CUDA out of memory. Tried to allocate 20.00 MiB.", torch.OutOfMemoryError),
-     ["empty_cache", "fallback_cpu"], "cpu", {}),
+     ["empty_cache", "move_to_cpu"], "cpu", {}),
     ("mps_placeholder_storage", "cuda+mps", "mps", None, torch.float32,
      lambda: matmul_on("mps", "Placeholder storage has not been allocated on MPS device!"),
-     ["empty_cache", "fallback_next_device"], "cuda:0", {}),
+     ["empty_cache", "move_to_next_device"], "cuda:0", {}),
     ("float64_unsupported", "mps", "mps", None, torch.float64,
      lambda: matmul_on("mps", "Cannot convert a MPS Tensor to float64 dtype as the MPS framework doesn't support float64. "
                        "Please use float32 instead.", TypeError, cause=lambda ins, ctx: ins[0].dtype == torch.float64),
@@ -119,7 +119,7 @@ CASES = [
     ("unsupported_op", "mps", "mps", None, torch.float32,
      lambda: matmul_on("mps", "The operator 'aten::mm.out' is not currently implemented for the MPS device.",
                        NotImplementedError),
-     ["fallback_cpu"], "cpu", {}),
+     ["move_to_cpu"], "cpu", {}),
     ("inference_tensor_version_counter", "tpu", "xla:0", None, torch.float32,
      lambda: matmul_on("xla:0", "Cannot set version_counter for inference tensor",
                        cause=lambda ins, ctx: torch.is_inference_mode_enabled()),
@@ -127,7 +127,7 @@ CASES = [
     # A launch the runtime refused leaves the CUDA context usable (sticky errors: see below).
     ("cuda_runtime", "cuda-x1", "cuda:0", None, torch.float32,
      lambda: matmul_on("cuda:0", "CUDA error: invalid configuration argument"),
-     ["empty_cache", "fallback_cpu"], "cpu", {}),
+     ["empty_cache", "move_to_cpu"], "cpu", {}),
 ]
 
 
@@ -181,7 +181,7 @@ def test_sticky_cuda_error_is_not_retried_and_says_restart(crossdev_module, exc,
     assert rep["outcome"] == "needs_new_process", rep["summary"]
     assert rep["attempts"][0]["category"] == "cuda_sticky_error"
     assert rep["attempts"][0]["recovery"] == []
-    assert rep["cache_flushes"] == 0 and rep["fallbacks"] == [] and rep["moves"] == []
+    assert rep["cache_flushes"] == 0 and rep["chain_steps"] == [] and rep["moves"] == []
     assert rep["final_device"] == "cuda:1"
     advice = rep["attempts"][0]["recovery_detail"]
     for needle in ("Restart the process", "CUDA_LAUNCH_BLOCKING=1", "TORCH_USE_CUDA_DSA"):
@@ -194,7 +194,7 @@ def test_sticky_and_recoverable_cuda_errors_classify_apart(mgr):
     sticky = mgr.classify("CUDA error: device-side assert triggered", "AcceleratorError")
     assert sticky["category"] == "cuda_sticky_error" and sticky["recovery"] == [["restart_process"]]
     recoverable = mgr.classify("CUDA error: too many resources requested for launch", "AcceleratorError")
-    assert recoverable["category"] == "cuda_runtime" and recoverable["recovery"] == [["empty_cache", "fallback_cpu"]]
+    assert recoverable["category"] == "cuda_runtime" and recoverable["recovery"] == [["empty_cache", "move_to_cpu"]]
     assert mgr.classify("CUDA error: out of memory", "AcceleratorError")["category"] == "out_of_memory"
 
 
@@ -223,7 +223,7 @@ def test_model_loading_falls_back_to_cpu(crossdev_module, tmp_path):
 
     r = m.device_safe(load, [], device="cuda:0")
     assert r["report"]["final_device"] == "cpu"
-    assert [a for att in r["report"]["attempts"] for a in att["recovery"]] == ["fallback_cpu"]
+    assert [a for att in r["report"]["attempts"] for a in att["recovery"]] == ["move_to_cpu"]
     assert torch.equal(r["outputs"][0], w)
 
 
@@ -254,7 +254,7 @@ def test_exhausted_error_is_rethrown_unchanged(crossdev_module):
     with pytest.raises(torch.OutOfMemoryError) as info:
         m.device_safe(fn, [torch.ones(1)], max_attempts=5)
     assert info.value is original
-    # empty_cache on cpu, retry, then fallback_cpu is impossible from the cpu: 2 calls, not 5.
+    # empty_cache on cpu, retry, then move_to_cpu is impossible from the cpu: 2 calls, not 5.
     assert calls == ["cpu", "cpu"]
     assert crossdev_module._last_report["outcome"] == "recovery_failed"
 

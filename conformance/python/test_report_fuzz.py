@@ -130,7 +130,7 @@ class Gen:
             "simulated": lambda: execution == "simulated" if self.chance(0.9) else self.chance(),
             "duration_s": self.number,
             "details": lambda: {self.r.choice(DETAIL_KEYS): self.r.choice([self.comparison(), self.text(),
-                                                                         "cpu -> cuda:0 [fallback, via create] x"])
+                                                                         "cpu -> cuda:0 [substituted, via create] x"])
                                 for _ in range(self.r.randint(0, 4))},
         }
         for key, make in optional.items():

@@ -169,6 +169,21 @@ def test_redirect_table_marks_a_failing_cell(tmp_path):
     assert "FAIL" in table and "expected cuda:0" in table
 
 
+def test_redirect_table_names_an_older_bundles_action_as_version_3_does(tmp_path):
+    """Bundle version 3 renamed the redirect action `fallback` to `substituted`; a version 2 bundle
+    reads with the new name, so one table never mixes the two words for one action."""
+    def bundle(version):
+        trace = f"none -> cpu [{'fallback' if version < 3 else 'substituted'}, via create] why"
+        doc = sample.bundle("cpu", [sample.case("table.none.cpu-only.override-off", "redirect", execution="simulated",
+                                                details={"trace": trace})])
+        doc["schema_version"] = version
+        return doc
+    for version in (2, 3):
+        rc, out = render(tmp_path, write(tmp_path / f"v{version}.json", bundle(version)))
+        table = re.search(r'id="redirect-table">(.*?)</table>', out["index.html"]).group(1)
+        assert rc == 0 and "; substituted;" in table and "fallback" not in table, (version, table)
+
+
 def test_trends_need_history_and_show_each_run(tmp_path, demo):
     old = sample.bundle("cpu", [sample.case("a", "context", status="fail")], host="linux-cpu",
                         created="2025-12-01T00:00:00Z")

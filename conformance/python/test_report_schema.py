@@ -39,7 +39,7 @@ def test_a_sample_bundle_is_valid(good):
     (lambda d: d["cases"][0].update(execution="emulated"), "bundle.cases[0] (id 'rms_norm.row/cuda/float32/small/fused')"
      ".execution: expected one of real, simulated, not_run"),
     (lambda d: d.update(schema="other.bundle"), "bundle.schema: expected one of crossdev.bundle"),
-    (lambda d: d.update(schema_version=3), "bundle.schema_version: unsupported version 3 (this reader knows 1, 2)"),
+    (lambda d: d.update(schema_version=4), "bundle.schema_version: unsupported version 4 (this reader knows 1, 2, 3)"),
     (lambda d: d["summary"].update(total=5), "bundle.summary.total: 5 does not match the 2 case(s)"),
     (lambda d: d.update(benchmarks={"benchmarks": [{"real_time": 1}]}),
      "bundle.benchmarks.benchmarks[0]: missing required field 'name'"),

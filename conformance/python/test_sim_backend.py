@@ -39,12 +39,12 @@ def test_round_trip_is_bit_exact(sim):
     assert torch.equal(on.t().contiguous().cpu(), cpu.t().contiguous())
 
 
-def test_ops_fall_back_to_cpu_with_identical_results(sim):
+def test_ops_delegated_to_cpu_give_identical_results(sim):
     a, b = torch.randn(8, 16), torch.randn(16, 4)
     out = torch.softmax(a.to("sim") @ b.to("sim"), dim=1)
     assert out.device.type == "sim"
     assert torch.equal(out.cpu(), torch.softmax(a @ b, dim=1))
-    assert "aten::_softmax.out" in sim.fallback_records()
+    assert "aten::_softmax.out" in sim.delegation_records()
 
 
 def test_mixing_sim_and_cpu_raises_the_same_device_error(sim):
@@ -68,20 +68,20 @@ def test_mps_like_mixing_raises_placeholder_storage(sim):
         torch.nn.functional.linear(torch.ones(1, 4), torch.ones(2, 4, device="sim"))
 
 
-def test_mps_like_unsupported_op_and_fallback_switch(sim):
-    sim.set_profile("mps-like", unsupported_ops=["aten::cumsum"], op_fallback=False)
+def test_mps_like_unsupported_op_and_mps_cpu_switch(sim):
+    sim.set_profile("mps-like", unsupported_ops=["aten::cumsum"], unsupported_ops_on_cpu=False)
     x = torch.arange(4.0).to("sim")
     with pytest.raises(NotImplementedError) as err:
         torch.cumsum(x, 0)
     assert str(err.value).startswith("The operator 'aten::cumsum.out' is not currently implemented for the MPS device.")
     assert "PYTORCH_ENABLE_MPS_FALLBACK=1" in str(err.value)
 
-    sim.set_profile("mps-like", unsupported_ops=["aten::cumsum"], op_fallback=True)
-    sim.reset_fallback_records()
+    sim.set_profile("mps-like", unsupported_ops=["aten::cumsum"], unsupported_ops_on_cpu=True)
+    sim.reset_delegation_records()
     assert torch.equal(torch.cumsum(x, 0).cpu(), torch.tensor([0.0, 1.0, 3.0, 6.0]))
-    record = sim.fallback_records()["aten::cumsum.out"]
+    record = sim.delegation_records()["aten::cumsum.out"]
     assert record["count"] == 1
-    assert "fallback switch" in record["reason"]
+    assert "MPS CPU switch" in record["reason"]
 
 
 def test_tpu_like_inference_mode_raises_and_no_grad_works(sim):

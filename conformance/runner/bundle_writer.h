@@ -12,7 +12,10 @@
 namespace crossdev::conformance {
 
 // 2: ops `max_ulp` is the floored ULP error (docs/parity.md) and comparison texts carry `ulp_floor=`.
-inline constexpr int kBundleSchemaVersion = 2;
+// 3: "fallback" keeps one meaning (docs/ARCHITECTURE.md, Glossary): redirect action `substituted`,
+//    recovery actions `move_to_cpu` / `move_to_next_device`, manager rows `mgr.chain.*`, device log
+//    category `chain_step` (docs/bundle-schema.md, History).
+inline constexpr int kBundleSchemaVersion = 3;
 
 struct BundleInput {
   ExecutionTarget target;

@@ -3,7 +3,7 @@
 // kChecks below with the keys it takes, so a key that means nothing for a check is an error.
 //
 //   capability     device, field (dtype:<name> | compile | distributed | inference | low_precision), expect
-//   fallback       from, expect (devices walked, in order), [chain]
+//   device_chain   from, expect (devices walked, in order), [chain]
 //   auto_detect    expect, [policy]
 //   ensure_device  inputs_on, expect, expect_moves, [target, policy]
 //   ensure_dtype   device, dtypes, expect_dtypes, expect_casts, [unify]
@@ -114,13 +114,13 @@ void run_capability(const Row& row, DeviceManager& m, CaseResult& r, bool dry) {
   expect_equal(r, field, expect, actual);
 }
 
-void run_fallback(const Row& row, DeviceManager& m, CaseResult& r, bool dry) {
+void run_device_chain(const Row& row, DeviceManager& m, CaseResult& r, bool dry) {
   const DeviceSpec from = device_key(row, "from");
   require_on_host(row, "from", m, from);
-  FallbackChain chain = FallbackChain::seed003();
+  DeviceChain chain = DeviceChain::seed003();
   if (row.has("chain")) {
     try {
-      chain = FallbackChain::parse(row.str("chain"));
+      chain = DeviceChain::parse(row.str("chain"));
     } catch (const std::invalid_argument& e) {
       row.fail("chain", e.what());
     }
@@ -138,7 +138,7 @@ void run_fallback(const Row& row, DeviceManager& m, CaseResult& r, bool dry) {
   std::string reasons;
   DeviceSpec at = from;
   for (int guard = 0; guard < kNumDeviceKinds + 1; ++guard) {
-    const FallbackStep step = chain.next(at, m.host(), "row " + row.id());
+    const ChainStep step = chain.next(at, m.host(), "row " + row.id());
     reasons += step.reason + "\n";
     if (step.to.same_device(at)) break;
     walked.push_back(step.to.str());
@@ -438,7 +438,7 @@ void run_checkpoint(const Row& row, DeviceManager& m, CaseResult& r, bool dry) {
 const std::vector<Check>& checks() {
   static const std::vector<Check> table = {
       {"capability", {"device", "field", "expect"}, {}, run_capability},
-      {"fallback", {"from", "expect"}, {"chain"}, run_fallback},
+      {"device_chain", {"from", "expect"}, {"chain"}, run_device_chain},
       {"auto_detect", {"expect"}, {"policy"}, run_auto_detect},
       {"ensure_device", {"inputs_on", "expect", "expect_moves"}, {"target", "policy"}, run_ensure_device},
       {"ensure_dtype", {"device", "dtypes", "expect_dtypes", "expect_casts"}, {"unify"}, run_ensure_dtype},

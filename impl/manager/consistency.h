@@ -52,8 +52,8 @@ struct DeviceConsistency {
 // (accelerators in preset order, then cpu), resolved through the redirect policy like `.to()`.
 DeviceConsistency ensure_device(DeviceManager& manager, std::vector<Placed>& tensors, const DeviceSpec* target = nullptr);
 
-// Moves every tensor to exactly `device`, bypassing the redirect policy (used by fallbacks,
-// whose target the fallback chain already chose). Each move is recorded with `reason`.
+// Moves every tensor to exactly `device`, bypassing the redirect policy (used by device chain steps,
+// whose target the device chain already chose). Each move is recorded with `reason`.
 std::vector<MoveRecord> move_to(DeviceManager& manager, std::vector<Placed>& tensors, const DeviceSpec& device,
                                 const std::string& reason);
 

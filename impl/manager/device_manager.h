@@ -13,7 +13,7 @@
 #include "manager/capabilities.h"
 #include "device/host_profile.h"
 #include "manager/device_info.h"
-#include "manager/fallback_chain.h"
+#include "manager/device_chain.h"
 #include "policy/redirect_policy.h"
 
 namespace crossdev::manager {
@@ -22,7 +22,7 @@ struct ManagerConfig {
   const Preset* policy = &default_preset();  // redirect policy for ensure_device / placement
   // Auto-detection order. Seed 004's get_device(): CUDA > MPS > CPU, i.e. the cuda-first preset.
   const Preset* detect = find_preset("cuda-first");
-  FallbackChain chain = FallbackChain::seed003();
+  DeviceChain chain = DeviceChain::seed003();
   // Where tensors of a SIMULATED device keep their data. Unset: the cpu. The sim PrivateUse1
   // backend plugs in here (sim::device_for_simulated_kind), so simulated devices raise their
   // verbatim errors for real instead of through fault injection.

@@ -61,7 +61,7 @@ SafeResult device_safe(DeviceManager& manager, const SafeFn& fn, std::vector<Pla
   const ErrorClassifier& classifier = options.classifier ? *options.classifier : ErrorClassifier::builtin();
   const DeviceSpec start = options.device.value_or(first_device(inputs));
   manager.require_present(start);
-  AttemptState state{manager, std::move(inputs), start, options.inference, options.allow_fallback, {}, {}, {}, {}};
+  AttemptState state{manager, std::move(inputs), start, options.inference, options.allow_chain_steps, {}, {}, {}, {}};
   SafeReport report;
   report.op = options.op;
   std::map<std::string, std::size_t> next_stage;  // per category: index of its next recovery stage
@@ -70,7 +70,7 @@ SafeResult device_safe(DeviceManager& manager, const SafeFn& fn, std::vector<Pla
     report.outcome = outcome;
     report.moves = state.moves;
     report.casts = state.casts;
-    report.fallbacks = state.fallbacks;
+    report.chain_steps = state.chain_steps;
     report.cache_flushes = static_cast<int>(state.cache_flushes.size());
     report.final_device = state.device;
     if (report_out) *report_out = report;

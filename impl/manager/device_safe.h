@@ -8,7 +8,7 @@
 //     (a sticky CUDA error): outcome needs_new_process, the error rethrown unchanged, and the
 //     attempt's recovery_detail says what to do instead;
 //   - never turns a wrong result into a silent success: a result that fails `validate`
-//     throws RecoveryRejected, and every move, cast and fallback that produced a result is
+//     throws RecoveryRejected, and every move, cast and device chain step that produced a result is
 //     in the report (and the op log).
 #include <functional>
 #include <optional>
@@ -39,7 +39,7 @@ struct SafeOptions {
   std::optional<DeviceSpec> device;            // where the first attempt runs (default: the inputs' first device, or cpu)
   int max_attempts = 3;
   std::optional<InferenceContext> inference;   // enter this context for every attempt (seed 001)
-  bool allow_fallback = true;
+  bool allow_chain_steps = true;              // false: move_to_next_device and move_to_cpu cannot help
   const ErrorClassifier* classifier = nullptr; // default: ErrorClassifier::builtin()
   ResultValidator validate;
   ErrorDescriber describe;                     // extra exception describer (Python binding)
@@ -63,7 +63,7 @@ struct SafeReport {
   std::vector<Attempt> attempts;
   std::vector<MoveRecord> moves;
   std::vector<CastRecord> casts;
-  std::vector<FallbackStep> fallbacks;
+  std::vector<ChainStep> chain_steps;
   int cache_flushes = 0;
   DeviceSpec final_device;
   bool simulated = false;      // some attempt ran on a simulated device

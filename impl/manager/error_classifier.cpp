@@ -17,7 +17,7 @@ using yaml::fail;
 using yaml::scalar;
 
 RecoveryStage parse_stage(const std::string& file, const YAML::Node& node) {
-  if (!node.IsScalar()) fail(file, node, "recovery stage: expected a string such as \"empty_cache+fallback_cpu\"");
+  if (!node.IsScalar()) fail(file, node, "recovery stage: expected a string such as \"empty_cache+move_to_cpu\"");
   RecoveryStage stage;
   std::stringstream ss(node.as<std::string>());
   std::string action;

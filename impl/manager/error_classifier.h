@@ -20,7 +20,7 @@ class Node;
 namespace crossdev::manager {
 
 // One recovery stage per failed attempt of a category; a stage may combine actions
-// ("empty_cache+fallback_next_device"). Names come from recovery.h's table.
+// ("empty_cache+move_to_next_device"). Names come from recovery.h's table.
 using RecoveryStage = std::vector<std::string>;
 
 struct ErrorCategoryInfo {

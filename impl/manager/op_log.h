@@ -1,5 +1,5 @@
 #pragma once
-// Seed 003's structured device-operation log: every move, cast, attempt, recovery, fallback
+// Seed 003's structured device-operation log: every move, cast, attempt, recovery, device chain
 // step, cache flush, stream/event call and checkpoint transfer becomes one entry with a
 // category, a duration and its reason. Entries are kept in memory (for the summary the
 // runner embeds in the bundle's `device_log`) and, when CROSSDEV_DEVICE_LOG=path is set or
@@ -17,7 +17,7 @@ namespace crossdev::manager {
 
 struct OpLogEntry {
   double ts_ms = 0;          // since the log was created
-  std::string category;      // move, cast, attempt, recovery, fallback, empty_cache, stream, event, checkpoint, detect
+  std::string category;      // move, cast, attempt, recovery, chain_step, empty_cache, stream, event, checkpoint, detect
   std::string op;            // what ran ("matmul", "ensure_device", "record", ...)
   std::string device;        // device it concerned
   double duration_us = 0;

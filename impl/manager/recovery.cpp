@@ -40,17 +40,18 @@ std::string empty_cache(AttemptState& s, const ErrorInfo&, const std::string&) {
   return "empty_cache(" + s.device.str() + "): " + r.detail;
 }
 
-std::string fall_back(AttemptState& s, const std::string& category, bool straight_to_cpu) {
-  if (!s.allow_fallback) throw RecoveryImpossible("fallback disabled by the caller");
-  FallbackStep step;
+// move_to_next_device and move_to_cpu: leave the failing device for another, recorded as a ChainStep.
+std::string leave_device(AttemptState& s, const std::string& category, bool straight_to_cpu) {
+  if (!s.allow_chain_steps) throw RecoveryImpossible("device chain steps disabled by the caller (allow_chain_steps=false)");
+  ChainStep step;
   if (straight_to_cpu) {
-    step = {s.device, DeviceSpec::of(DeviceKind::CPU), s.device.str() + " failed (" + category + "); fall back to cpu"};
+    step = {s.device, DeviceSpec::of(DeviceKind::CPU), s.device.str() + " failed (" + category + "); move to cpu"};
   } else {
     step = s.manager.config().chain.next(s.device, s.manager.host(), category);
   }
-  if (step.to.same_device(s.device)) throw RecoveryImpossible("no device to fall back to from " + s.device.str());
+  if (step.to.same_device(s.device)) throw RecoveryImpossible("no device to move to from " + s.device.str());
   {
-    ScopedOp op("fallback", "fallback", step.to.str());
+    ScopedOp op("chain_step", "chain_step", step.to.str());
     op.field("from", step.from.str());
     op.field("reason", step.reason);
   }
@@ -63,16 +64,16 @@ std::string fall_back(AttemptState& s, const std::string& category, bool straigh
   const auto moves = move_to(s.manager, s.inputs, step.to, step.reason);
   s.moves.insert(s.moves.end(), moves.begin(), moves.end());
   s.device = step.to;
-  s.fallbacks.push_back(step);
+  s.chain_steps.push_back(step);
   return step.reason;
 }
 
-std::string fallback_next_device(AttemptState& s, const ErrorInfo&, const std::string& category) {
-  return fall_back(s, category, false);
+std::string move_to_next_device(AttemptState& s, const ErrorInfo&, const std::string& category) {
+  return leave_device(s, category, false);
 }
 
-std::string fallback_cpu(AttemptState& s, const ErrorInfo&, const std::string& category) {
-  return fall_back(s, category, true);
+std::string move_to_cpu(AttemptState& s, const ErrorInfo&, const std::string& category) {
+  return leave_device(s, category, true);
 }
 
 // Seed 001: inference_mode breaks XLA's version counters; torch.no_grad() is the fix.
@@ -85,7 +86,7 @@ std::string use_no_grad(AttemptState& s, const ErrorInfo&, const std::string&) {
 // A sticky CUDA error (device-side assert, illegal address, ...) leaves "the process in an
 // inconsistent state and any further CUDA work will return the same error. To continue using
 // CUDA, the process must be terminated and relaunched" (CUDA Runtime API, cudaError). Every
-// in-process step fails with it: empty_cache, and the device-to-host copy a cpu fallback needs.
+// in-process step fails with it: empty_cache, and the device-to-host copy move_to_cpu needs.
 // So nothing is retried; the user is told what to do instead.
 std::string restart_process(AttemptState& s, const ErrorInfo&, const std::string& category) {
   throw ProcessRestartRequired(
@@ -101,8 +102,8 @@ const std::vector<RecoveryAction> kActions = {
     {"cast_to_common_dtype", "promote every input to one dtype (torch.promote_types)", cast_to_common_dtype, false},
     {"cast_to_supported_dtype", "cast inputs the device cannot hold (float64 on MPS -> float32)", cast_to_supported_dtype, false},
     {"empty_cache", "release the device's cached memory, then retry", empty_cache, false},
-    {"fallback_next_device", "move to the next device of the fallback chain present on the host", fallback_next_device, false},
-    {"fallback_cpu", "move to the cpu", fallback_cpu, false},
+    {"move_to_next_device", "move to the next device of the device chain present on the host", move_to_next_device, false},
+    {"move_to_cpu", "move to the cpu", move_to_cpu, false},
     {"use_no_grad", "switch the inference context from inference_mode to no_grad", use_no_grad, false},
     {"restart_process", "retry nothing: the error left the device unusable until the process restarts; say so", restart_process,
      true},

@@ -1,7 +1,7 @@
 #pragma once
 // Recovery actions (seed 003's strategies) as a table. Each action changes the state of the
 // next attempt — where it runs, what its inputs are, which inference context it enters — and
-// returns a one-line account of what it did. An action that cannot help (falling back from
+// returns a one-line account of what it did. An action that cannot help (moving on from
 // cpu, a cast with nothing to cast) throws RecoveryImpossible, and device_safe then rethrows
 // the original error unchanged. An action that ends recovery (restart_process) throws
 // ProcessRestartRequired: the error left the device unusable for the rest of the process, so no
@@ -33,10 +33,10 @@ struct AttemptState {
   std::vector<Placed> inputs;
   DeviceSpec device;                          // where the next attempt runs
   std::optional<InferenceContext> inference;  // context each attempt enters, if any
-  bool allow_fallback = true;
+  bool allow_chain_steps = true;  // move_to_next_device and move_to_cpu may run
   std::vector<MoveRecord> moves;
   std::vector<CastRecord> casts;
-  std::vector<FallbackStep> fallbacks;
+  std::vector<ChainStep> chain_steps;
   std::vector<EmptyCacheResult> cache_flushes;
 };
 

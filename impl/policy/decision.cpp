@@ -9,7 +9,7 @@ struct ActionRow {
 };
 constexpr ActionRow kActions[] = {
     {Action::Honored, "honored"},       {Action::Redirected, "redirected"},
-    {Action::Fallback, "fallback"},     {Action::DefaultInjected, "default_injected"},
+    {Action::Substituted, "substituted"}, {Action::DefaultInjected, "default_injected"},
     {Action::OverrideOn, "override_on"}, {Action::OverrideOff, "override_off"},
 };
 
@@ -30,7 +30,7 @@ std::optional<Action> action_from_name(std::string_view name) noexcept {
 }
 
 const char* action_list() noexcept {
-  return "honored, redirected, fallback, default_injected, override_on, override_off";
+  return "honored, redirected, substituted, default_injected, override_on, override_off";
 }
 
 const char* via_name(Via via) noexcept { return kVias[static_cast<int>(via)].name; }

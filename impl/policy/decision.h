@@ -10,7 +10,7 @@
 
 namespace crossdev {
 
-enum class Action : std::uint8_t { Honored, Redirected, Fallback, DefaultInjected, OverrideOn, OverrideOff };
+enum class Action : std::uint8_t { Honored, Redirected, Substituted, DefaultInjected, OverrideOn, OverrideOff };
 const char* action_name(Action action) noexcept;  // "honored", "redirected", ...
 std::optional<Action> action_from_name(std::string_view name) noexcept;
 const char* action_list() noexcept;
@@ -48,7 +48,7 @@ struct Decision {
   Via via = Via::Create;
 
   std::string requested_str() const { return has_request ? requested.str() : std::string("none"); }
-  // "cuda:3 -> cuda:0 [fallback] device index out of range ..."
+  // "cuda:3 -> cuda:0 [substituted] device index out of range ..."
   std::string describe() const;
 };
 

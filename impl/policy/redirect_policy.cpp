@@ -80,7 +80,7 @@ Decision RedirectPolicy::decide(const DeviceSpec* request, const HostProfile& ho
   // and the CPU override does not apply (it covers explicit CPU requests only).
   if (!request) {
     return have_accelerator ? make(request, preferred, Action::DefaultInjected, Reason::DefaultAccelerator, via)
-                            : make(request, cpu, Action::Fallback, Reason::NoAcceleratorForDefault, via);
+                            : make(request, cpu, Action::Substituted, Reason::NoAcceleratorForDefault, via);
   }
 
   // Table row "cpu:-1": toggles the override; the tensor itself is created on CPU either way.
@@ -109,13 +109,13 @@ Decision RedirectPolicy::decide(const DeviceSpec* request, const HostProfile& ho
       return make(request, preferred, Action::Redirected, Reason::PresentButNotPreferred, via);
     }
     if (request->effective_index() >= count) {
-      return make(request, DeviceSpec::of(request->kind, 0), Action::Fallback, Reason::IndexOutOfRange, via);
+      return make(request, DeviceSpec::of(request->kind, 0), Action::Substituted, Reason::IndexOutOfRange, via);
     }
     return make(request, DeviceSpec::of(request->kind, request->effective_index()), Action::Honored,
                 Reason::RequestedPresent, via);
   }
   if (have_accelerator) return make(request, preferred, Action::Redirected, Reason::AbsentRedirected, via);
-  return make(request, cpu, Action::Fallback, Reason::AbsentNoAccelerator, via);
+  return make(request, cpu, Action::Substituted, Reason::AbsentNoAccelerator, via);
 }
 
 }  // namespace crossdev

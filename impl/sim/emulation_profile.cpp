@@ -16,12 +16,12 @@ std::string mps_unsupported_op(const std::string& op) {
          "as a fallback for this op. WARNING: this will be slower than running natively on MPS.";
 }
 // aten/src/ATen/native/mps/MPSFallback.mm, mps_fallback().
-std::string mps_fallback_warning(const std::string& op) {
+std::string mps_cpu_switch_warning(const std::string& op) {
   return "The operator '" + op +
          "' is not currently supported on the MPS backend and will fall back to run on the CPU. This may have "
          "performance implications.";
 }
-// Devices with no fallback switch: the op is simply missing.
+// Devices with no CPU switch: the op is simply missing.
 std::string generic_unsupported_op(const std::string& op) {
   return "The operator '" + op + "' is not implemented for the simulated device (crossdev sim).";
 }
@@ -65,7 +65,7 @@ const std::array<EmulationProfile, kNumProfiles>& table() {
        // list is configurable per run (SimConfig::unsupported_ops).
        {"aten::_linalg_solve_ex", "aten::upsample_bicubic2d", "aten::max_pool3d_with_indices",
         "aten::grid_sampler_2d_backward"},
-       "PYTORCH_ENABLE_MPS_FALLBACK", &mps_unsupported_op, &mps_fallback_warning, MixedDeviceText::MpsPlaceholder,
+       "PYTORCH_ENABLE_MPS_FALLBACK", &mps_unsupported_op, &mps_cpu_switch_warning, MixedDeviceText::MpsPlaceholder,
        nullptr, c10::ScalarType::Float, &generic_invalid_index, "MPS backend out of memory",
        "aten/src/ATen/mps/EmptyTensor.cpp, aten/src/ATen/native/mps/MPSFallback.mm, "
        "aten/src/ATen/native/mps/OperationUtils.mm"},

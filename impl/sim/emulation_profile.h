@@ -46,12 +46,12 @@ struct EmulationProfile {
   int default_device_count;
   int max_device_count;                 // 1 for single-device kinds (mps)
   std::vector<RejectedDtype> rejected_dtypes;
-  // Ops that raise NotImplementedError unless the fallback switch is on (MPS's
-  // PYTORCH_ENABLE_MPS_FALLBACK=1). Names as "aten::op" (any overload) or "aten::op.overload".
+  // Ops that raise NotImplementedError unless the MPS CPU switch is on
+  // (PyTorch's PYTORCH_ENABLE_MPS_FALLBACK=1). Names as "aten::op" (any overload) or "aten::op.overload".
   std::vector<std::string> default_unsupported_ops;
-  const char* fallback_env;             // the real switch's name; nullptr where the device has none
+  const char* cpu_switch_env;             // the real switch's name; nullptr where the device has none
   std::string (*unsupported_op_message)(const std::string& op_with_overload);
-  std::string (*fallback_warning)(const std::string& op_with_overload);  // nullptr: no warning
+  std::string (*cpu_switch_warning)(const std::string& op_with_overload);  // nullptr: no warning
   MixedDeviceText mixed_device_text;
   const char* inference_mode_error;     // non-null: ops under c10::InferenceMode raise this text
   c10::ScalarType preferred_dtype;      // what the device is fastest with (bf16 on TPU)

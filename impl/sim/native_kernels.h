@@ -1,6 +1,6 @@
 #pragma once
 // The ops the sim device implements natively (memory, copies, views); everything else goes
-// through sim_cpu_fallback. Modelled on OpenReg's Minimal.cpp in pytorch/pytorch
+// through sim_delegate_to_cpu. Modelled on OpenReg's Minimal.cpp in pytorch/pytorch
 // (test/cpp_extensions/open_registration_extension/torch_openreg/csrc/aten/native/Minimal.cpp).
 #include <torch/library.h>
 

@@ -75,7 +75,7 @@ bool check_op_supported(const EmulationProfile& p, const SimConfig& config, cons
   if (!op_listed(config.unsupported_ops, op.name, op.overload_name)) return false;
   std::string full = op.name;
   if (!op.overload_name.empty()) full += "." + op.overload_name;
-  TORCH_CHECK_NOT_IMPLEMENTED(config.op_fallback_enabled, p.unsupported_op_message(full));
+  TORCH_CHECK_NOT_IMPLEMENTED(config.unsupported_ops_on_cpu, p.unsupported_op_message(full));
   return true;
 }
 

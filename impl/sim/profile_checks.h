@@ -23,8 +23,8 @@ void check_inference_mode(const EmulationProfile& p);
 // as TensorIterator allows CPU scalars; ops that take CPU index tensors are exempt (see .cpp).
 void check_same_device(const EmulationProfile& p, const c10::FunctionSchema& schema, const torch::jit::Stack& stack);
 
-// Listed ops raise NotImplementedError unless the fallback switch is on. Returns true when the op
-// is listed and the switch lets it fall back to the CPU (the caller records that).
+// Listed ops raise NotImplementedError unless the MPS CPU switch is on. Returns true when the op
+// is listed and the switch delegates it to the CPU (the caller records that).
 bool check_op_supported(const EmulationProfile& p, const SimConfig& config, const c10::OperatorName& op);
 
 }  // namespace crossdev::sim

@@ -28,8 +28,8 @@ void register_once() {
   // torch::Library objects own their registrations; keeping them alive keeps the kernels.
   static torch::Library kernels(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
   register_native_kernels(kernels);
-  static torch::Library fallback(torch::Library::IMPL, "_", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
-  fallback.fallback(torch::CppFunction::makeFromBoxedFunction<&sim_cpu_fallback>());
+  static torch::Library cpu_delegate(torch::Library::IMPL, "_", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
+  cpu_delegate.fallback(torch::CppFunction::makeFromBoxedFunction<&sim_delegate_to_cpu>());
   g_registered.store(true);
 }
 

@@ -13,14 +13,14 @@
 #include "sim/emulation_profile.h"
 #include "sim/sim_allocator.h"
 #include "sim/sim_config.h"
-#include "sim/sim_fallback.h"
+#include "sim/sim_cpu_delegate.h"
 
 namespace crossdev::sim {
 
 inline constexpr const char* kBackendName = "sim";
 
 // c10::register_privateuse1_backend("sim"), allocator, device guard, hooks, native kernels and
-// the boxed CPU fallback. Throws c10::Error when PrivateUse1 is already taken by another name.
+// CPU delegation (sim_cpu_delegate.h). Throws c10::Error when PrivateUse1 is already taken by another name.
 void register_backend();
 bool backend_registered() noexcept;
 

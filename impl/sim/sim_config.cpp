@@ -35,7 +35,7 @@ SimConfig default_config(ProfileId id, std::optional<int> device_count) {
   c.profile = id;
   c.device_count = device_count.value_or(p.default_device_count);
   c.unsupported_ops = p.default_unsupported_ops;
-  c.op_fallback_enabled = env_switch_on(p.fallback_env);
+  c.unsupported_ops_on_cpu = env_switch_on(p.cpu_switch_env);
   return c;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // The active configuration of the sim device: which profile it emulates, how many devices it
-// has, the unsupported-op list with its fallback switch, and numerics emulation. One process-wide
+// has, the unsupported-op list with its CPU switch, and numerics emulation. One process-wide
 // value, replaced atomically; kernels read an immutable snapshot, so a switch mid-op is harmless.
 #include <memory>
 #include <optional>
@@ -15,12 +15,12 @@ struct SimConfig {
   ProfileId profile = ProfileId::Plain;
   int device_count = 1;
   std::vector<std::string> unsupported_ops;  // "aten::op" or "aten::op.overload"
-  bool op_fallback_enabled = false;          // the PYTORCH_ENABLE_MPS_FALLBACK=1 analogue
+  bool unsupported_ops_on_cpu = false;       // the MPS CPU switch: PyTorch's PYTORCH_ENABLE_MPS_FALLBACK=1
   NumericsOptions numerics;
 };
 
 // A profile's defaults. `device_count` overrides the profile's default (checked against its maximum).
-// The fallback switch starts from the profile's environment variable (e.g. PYTORCH_ENABLE_MPS_FALLBACK=1).
+// The CPU switch starts from the profile's environment variable (e.g. PYTORCH_ENABLE_MPS_FALLBACK=1).
 SimConfig default_config(ProfileId id, std::optional<int> device_count = std::nullopt);
 
 // Throws c10::Error naming the problem: device count outside [1, max] of the profile, or live

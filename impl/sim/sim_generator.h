@@ -1,7 +1,7 @@
 #pragma once
-// Random number generator of the sim device. Random ops run through the boxed CPU fallback,
-// whose CPU kernels only accept CPU generators; so a sim generator owns a CPU generator (its
-// engine) and the fallback hands that engine to the kernel. Seeding a sim generator therefore
+// Random number generator of the sim device. Random ops are delegated to their CPU
+// kernels, which only accept CPU generators; so a sim generator owns a CPU generator (its
+// engine) and the delegation hands that engine to the kernel. Seeding a sim generator therefore
 // reproduces exactly the sequence a CPU generator with the same seed produces.
 #include <ATen/core/Generator.h>
 #include <c10/core/GeneratorImpl.h>

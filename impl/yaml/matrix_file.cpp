@@ -92,8 +92,8 @@ std::string Row::str(const std::string& key) const {
   return f.scalar;
 }
 
-std::string Row::str_or(const std::string& key, const std::string& fallback) const {
-  return has(key) ? str(key) : fallback;
+std::string Row::str_or(const std::string& key, const std::string& default_value) const {
+  return has(key) ? str(key) : default_value;
 }
 
 std::vector<std::string> Row::str_list(const std::string& key, bool allow_null) const {
@@ -142,7 +142,7 @@ double Row::number(const std::string& key) const {
   return v;
 }
 
-double Row::number_or(const std::string& key, double fallback) const { return has(key) ? number(key) : fallback; }
+double Row::number_or(const std::string& key, double default_value) const { return has(key) ? number(key) : default_value; }
 
 long long Row::integer(const std::string& key) const {
   long long v = 0;
@@ -157,7 +157,7 @@ bool Row::boolean(const std::string& key) const {
   return v;
 }
 
-bool Row::boolean_or(const std::string& key, bool fallback) const { return has(key) ? boolean(key) : fallback; }
+bool Row::boolean_or(const std::string& key, bool default_value) const { return has(key) ? boolean(key) : default_value; }
 
 namespace {
 
@@ -441,15 +441,15 @@ bool collect_with_libyaml(const std::string& text, Collector& collector) {
 
 // The same compact form from a node tree: the reader for documents with anchors and aliases,
 // which the event collector does not resolve.
-RawValue raw_from_node(const YAML::Node& n, int fallback_line, int depth);
+RawValue raw_from_node(const YAML::Node& n, int default_line, int depth);
 
-RawMap raw_map_from_node(const YAML::Node& n, int fallback_line) {
+RawMap raw_map_from_node(const YAML::Node& n, int default_line) {
   RawMap m;
-  m.line = line_of(n, fallback_line);
+  m.line = line_of(n, default_line);
   std::vector<std::string> seen;
   for (auto it = n.begin(); it != n.end(); ++it) {
     RawValue key;
-    key.line = line_of(it->first, fallback_line);
+    key.line = line_of(it->first, default_line);
     key.kind = it->first.IsScalar() ? RawValue::Scalar : it->first.IsMap() ? RawValue::Map : RawValue::Seq;
     if (key.kind == RawValue::Scalar) key.scalar = it->first.Scalar();
     bool ok = false;
@@ -460,9 +460,9 @@ RawMap raw_map_from_node(const YAML::Node& n, int fallback_line) {
   return m;
 }
 
-RawValue raw_from_node(const YAML::Node& n, int fallback_line, int depth) {
+RawValue raw_from_node(const YAML::Node& n, int default_line, int depth) {
   RawValue v;
-  v.line = line_of(n, fallback_line);
+  v.line = line_of(n, default_line);
   if (n.IsScalar()) {
     v.kind = RawValue::Scalar;
     v.scalar = n.Scalar();
@@ -471,7 +471,7 @@ RawValue raw_from_node(const YAML::Node& n, int fallback_line, int depth) {
     if (depth >= 3) {
       v.node = std::make_shared<const YAML::Node>(n);
     } else if (n.IsMap()) {
-      v.map = raw_map_from_node(n, fallback_line);
+      v.map = raw_map_from_node(n, default_line);
       v.collected = true;
     } else {
       for (const auto& item : n) v.items.push_back(raw_from_node(item, v.line, depth + 1));

@@ -52,14 +52,14 @@ class Row {
 
   // Typed accessors: each throws YamlError("file:line: key 'k': expected ...").
   std::string str(const std::string& key) const;
-  std::string str_or(const std::string& key, const std::string& fallback) const;
+  std::string str_or(const std::string& key, const std::string& default_value) const;
   // A scalar or a list of scalars; a YAML null (~) becomes "" when allow_null.
   std::vector<std::string> str_list(const std::string& key, bool allow_null = false) const;
   double number(const std::string& key) const;
-  double number_or(const std::string& key, double fallback) const;
+  double number_or(const std::string& key, double default_value) const;
   long long integer(const std::string& key) const;
   bool boolean(const std::string& key) const;
-  bool boolean_or(const std::string& key, bool fallback) const;
+  bool boolean_or(const std::string& key, bool default_value) const;
 
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
 

@@ -26,13 +26,13 @@ void check_tree(const std::string& file, const YAML::Node& node, int depth) {
 
 }  // namespace
 
-int line_of(const YAML::Node& node, int fallback) {
+int line_of(const YAML::Node& node, int default_line) {
   const YAML::Mark mark = node.Mark();
-  return mark.is_null() || mark.line < 0 ? fallback : mark.line + 1;
+  return mark.is_null() || mark.line < 0 ? default_line : mark.line + 1;
 }
 
-SourceLocation location(const std::string& file, const YAML::Node& node, int fallback) {
-  return {file, line_of(node, fallback)};
+SourceLocation location(const std::string& file, const YAML::Node& node, int default_line) {
+  return {file, line_of(node, default_line)};
 }
 
 void fail(const std::string& file, const YAML::Node& node, const std::string& message) {

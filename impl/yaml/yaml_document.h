@@ -21,9 +21,9 @@ YAML::Node load_file(const std::string& path, std::uintmax_t max_bytes = kDefaul
 // The document in `text`, reported as coming from `name`.
 YAML::Node parse(const std::string& text, const std::string& name);
 
-// 1-based line of `node`, or `fallback` when yaml-cpp has none.
-int line_of(const YAML::Node& node, int fallback = 0);
-SourceLocation location(const std::string& file, const YAML::Node& node, int fallback = 0);
+// 1-based line of `node`, or `default_line` when yaml-cpp has none.
+int line_of(const YAML::Node& node, int default_line = 0);
+SourceLocation location(const std::string& file, const YAML::Node& node, int default_line = 0);
 [[noreturn]] void fail(const std::string& file, const YAML::Node& node, const std::string& message);
 
 // `map` must be a mapping whose keys are all in `allowed` (else: "unknown key 'k'; expected one

@@ -91,15 +91,15 @@ py::dict report_dict(const SafeReport& r) {
   d["cache_flushes"] = r.cache_flushes;
   d["moves"] = moves_list(r.moves);
   d["casts"] = casts_list(r.casts);
-  py::list fallbacks;
-  for (const auto& f : r.fallbacks) {
+  py::list chain_steps;
+  for (const auto& step : r.chain_steps) {
     py::dict s;
-    s["from"] = f.from.str();
-    s["to"] = f.to.str();
-    s["reason"] = f.reason;
-    fallbacks.append(s);
+    s["from"] = step.from.str();
+    s["to"] = step.to.str();
+    s["reason"] = step.reason;
+    chain_steps.append(s);
   }
-  d["fallbacks"] = fallbacks;
+  d["chain_steps"] = chain_steps;
   py::list attempts;
   for (const auto& a : r.attempts) {
     py::dict x;
@@ -220,7 +220,7 @@ class PyDeviceManager {
     }
     if (!chain.is_none()) {
       try {
-        config.chain = FallbackChain::parse(chain.cast<std::string>());
+        config.chain = DeviceChain::parse(chain.cast<std::string>());
       } catch (const std::invalid_argument& e) {
         throw py::value_error(e.what());
       }
@@ -303,7 +303,7 @@ void bind_device_manager(py::module_& mm) {
            py::arg("tensors"), py::arg("devices") = py::none(), py::arg("unify") = false)
       .def("device_safe",
            [](PyDeviceManager& self, const py::function& fn, const std::vector<at::Tensor>& tensors, const py::object& devices,
-              const py::object& device, const std::string& op, int max_attempts, const py::object& inference, bool allow_fallback,
+              const py::object& device, const std::string& op, int max_attempts, const py::object& inference, bool allow_chain_steps,
               const py::object& validate, const py::object& faults) {
              DeviceManager& m = self.get();
              std::vector<Placed> placed = value_errors([&] { return placed_from(m, tensors, devices); });
@@ -312,7 +312,7 @@ void bind_device_manager(py::module_& mm) {
              if (!device.is_none()) options.device = value_errors([&] { return device_arg(device.cast<std::string>()); });
              options.max_attempts = max_attempts;
              options.inference = inference_arg(inference);
-             options.allow_fallback = allow_fallback;
+             options.allow_chain_steps = allow_chain_steps;
              options.describe = describe_python;
              if (!validate.is_none()) {
                options.validate = [validate](const std::vector<at::Tensor>& out, const AttemptContext&) {
@@ -357,7 +357,7 @@ void bind_device_manager(py::module_& mm) {
            },
            py::arg("fn"), py::arg("tensors"), py::arg("devices") = py::none(), py::arg("device") = py::none(),
            py::arg("op") = "call", py::arg("max_attempts") = 3, py::arg("inference") = py::none(),
-           py::arg("allow_fallback") = true, py::arg("validate") = py::none(), py::arg("faults") = py::none(),
+           py::arg("allow_chain_steps") = true, py::arg("validate") = py::none(), py::arg("faults") = py::none(),
            "Run fn(inputs, ctx) with classification and recovery. Returns {'outputs', 'report', 'faults_fired'}; "
            "on failure the original exception propagates and crossdev._last_report holds the report; after an error "
            "that needs a new process (outcome needs_new_process) nothing is retried and the exception carries a note "

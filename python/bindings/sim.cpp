@@ -27,7 +27,7 @@ py::dict config_dict(const sim::SimConfig& c) {
   d["profile"] = sim::profile_name(c.profile);
   d["device_count"] = c.device_count;
   d["unsupported_ops"] = c.unsupported_ops;
-  d["op_fallback_enabled"] = c.op_fallback_enabled;
+  d["unsupported_ops_on_cpu"] = c.unsupported_ops_on_cpu;
   d["tf32_matmul"] = c.numerics.tf32_matmul;
   d["flush_subnormals"] = c.numerics.flush_subnormals;
   return d;
@@ -61,17 +61,17 @@ void bind_sim(py::module_& m) {
   s.def(
       "set_profile",
       [](const std::string& name, std::optional<int> device_count, std::optional<std::vector<std::string>> unsupported_ops,
-         std::optional<bool> op_fallback, bool tf32_matmul, bool flush_subnormals) {
+         std::optional<bool> unsupported_ops_on_cpu, bool tf32_matmul, bool flush_subnormals) {
         sim::SimConfig c = sim::default_config(profile_id(name), device_count);
         if (unsupported_ops) c.unsupported_ops = *unsupported_ops;
-        if (op_fallback) c.op_fallback_enabled = *op_fallback;
+        if (unsupported_ops_on_cpu) c.unsupported_ops_on_cpu = *unsupported_ops_on_cpu;
         c.numerics.tf32_matmul = tf32_matmul;
         c.numerics.flush_subnormals = flush_subnormals;
         sim::set_config(c);
         return config_dict(c);
       },
       py::arg("name"), py::arg("device_count") = py::none(), py::arg("unsupported_ops") = py::none(),
-      py::arg("op_fallback") = py::none(), py::arg("tf32_matmul") = false, py::arg("flush_subnormals") = false,
+      py::arg("unsupported_ops_on_cpu") = py::none(), py::arg("tf32_matmul") = false, py::arg("flush_subnormals") = false,
       "Activate an emulation profile (plain, mps-like, tpu-like, cuda-like, xpu-like); returns the configuration.");
   s.def("config", [] { return config_dict(*sim::current_config()); });
   s.def("profiles", [] {
@@ -141,17 +141,17 @@ void bind_sim(py::module_& m) {
   s.def("set_memory_limit", [](int device, std::int64_t bytes) { sim::SimAllocator::instance().set_memory_limit(device, bytes); },
         py::arg("device"), py::arg("bytes"), "Reserved-bytes capacity; beyond it allocations raise OutOfMemoryError.");
 
-  s.def("fallback_records", [] {
+  s.def("delegation_records", [] {
     py::dict out;
-    for (const auto& [op, r] : sim::fallback_records()) {
+    for (const auto& [op, r] : sim::delegation_records()) {
       py::dict d;
       d["count"] = r.count;
-      d["reason"] = sim::fallback_reason_text(r.reason);
+      d["reason"] = sim::delegation_reason_text(r.reason);
       out[py::str(op)] = d;
     }
     return out;
   });
-  s.def("reset_fallback_records", &sim::reset_fallback_records);
+  s.def("reset_delegation_records", &sim::reset_delegation_records);
 }
 
 }  // namespace crossdev::python

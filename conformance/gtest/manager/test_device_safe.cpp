@@ -51,13 +51,13 @@ TEST(DeviceSafe, AttemptsAreBoundedAndTheLastErrorRethrown) {
   ScopedFaultPlan scoped(plan);
   SafeOptions options;
   options.device = parse_device("cuda:0");
-  options.allow_fallback = false;  // only empty_cache is possible, and it does not help
+  options.allow_chain_steps = false;  // only empty_cache is possible, and it does not help
   options.max_attempts = 5;
   SafeReport report;
   EXPECT_THROW((void)device_safe(m, kAdd, place_on(m, {at::ones({2}), at::ones({2})}, {*options.device, *options.device}),
                                  options, &report),
                c10::OutOfMemoryError);
-  // Stage 1 (empty_cache) was tried; stage 2 (fallback_cpu) was refused, so it stopped at 2 attempts.
+  // Stage 1 (empty_cache) was tried; stage 2 (move_to_cpu) was refused, so it stopped at 2 attempts.
   EXPECT_EQ(report.attempts.size(), 2u);
   EXPECT_EQ(report.outcome, "recovery_failed");
   EXPECT_EQ(plan.fired(), 2);
@@ -97,7 +97,7 @@ TEST(DeviceSafe, StickyCudaErrorIsNotRetried) {
   EXPECT_EQ(report.attempts[0].category, "cuda_sticky_error");
   EXPECT_TRUE(report.attempts[0].recovery.empty());
   EXPECT_EQ(report.cache_flushes, 0);
-  EXPECT_TRUE(report.fallbacks.empty());
+  EXPECT_TRUE(report.chain_steps.empty());
   EXPECT_TRUE(report.moves.empty());
   EXPECT_EQ(report.final_device.str(), "cuda:0");
   const std::string& advice = report.attempts[0].recovery_detail;
@@ -146,16 +146,16 @@ TEST(DeviceSafe, RejectedResultIsNeverASuccess) {
   EXPECT_DOUBLE_EQ(ok.outputs[0].sum().item<double>(), 12.0);
 }
 
-TEST(DeviceSafe, FallbackIsLoggedAsSimulatedAndCarriesTheReason) {
+TEST(DeviceSafe, ChainStepIsLoggedAsSimulatedAndCarriesTheReason) {
   DeviceManager m = manager_on("cuda+mps");
   FaultPlan plan({Fault{"*", DeviceKind::MPS, {}, -1, "RuntimeError", "Placeholder storage has not been allocated on MPS device!"}});
   ScopedFaultPlan scoped(plan);
   SafeOptions options;
   options.device = parse_device("mps");
   const SafeResult r = device_safe(m, kAdd, place_on(m, {at::ones({2}), at::ones({2})}, {*options.device, *options.device}), options);
-  ASSERT_EQ(r.report.fallbacks.size(), 1u);
-  EXPECT_EQ(r.report.fallbacks[0].to.str(), "cuda:0");
-  EXPECT_NE(r.report.fallbacks[0].reason.find("mps_placeholder_storage"), std::string::npos) << r.report.fallbacks[0].reason;
+  ASSERT_EQ(r.report.chain_steps.size(), 1u);
+  EXPECT_EQ(r.report.chain_steps[0].to.str(), "cuda:0");
+  EXPECT_NE(r.report.chain_steps[0].reason.find("mps_placeholder_storage"), std::string::npos) << r.report.chain_steps[0].reason;
   EXPECT_TRUE(r.report.simulated);
   for (const auto& mv : r.report.moves) EXPECT_TRUE(mv.simulated);
 }

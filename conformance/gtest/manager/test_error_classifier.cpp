@@ -11,13 +11,13 @@ namespace {
 constexpr const char* kMinimal = R"(categories:
   - {name: device_mismatch, recovery: [move_to_common_device], source: s}
   - {name: dtype_mismatch, recovery: [cast_to_common_dtype], source: s}
-  - {name: out_of_memory, recovery: [empty_cache, fallback_cpu], source: s}
-  - {name: mps_placeholder_storage, recovery: ["empty_cache+fallback_next_device"], source: s}
+  - {name: out_of_memory, recovery: [empty_cache, move_to_cpu], source: s}
+  - {name: mps_placeholder_storage, recovery: ["empty_cache+move_to_next_device"], source: s}
   - {name: float64_unsupported, recovery: [cast_to_supported_dtype], source: s}
-  - {name: unsupported_op, recovery: [fallback_cpu], source: s}
+  - {name: unsupported_op, recovery: [move_to_cpu], source: s}
   - {name: inference_tensor_version_counter, recovery: [use_no_grad], source: s}
-  - {name: cuda_runtime, recovery: [fallback_cpu], source: s}
-  - {name: model_loading, recovery: [fallback_cpu], source: s}
+  - {name: cuda_runtime, recovery: [move_to_cpu], source: s}
+  - {name: model_loading, recovery: [move_to_cpu], source: s}
   - {name: cuda_sticky_error, recovery: [restart_process], source: s}
 patterns:
   - {category: mps_placeholder_storage, contains: "Placeholder storage", source: s}
@@ -86,7 +86,7 @@ TEST(ErrorClassifier, LoadErrorsNameFileAndLine) {
                     "unknown exception 'Oops'", "bad.yaml:18:");
   // Dropping the model_loading category leaves its pattern without a category.
   const std::string without = std::string(text).erase(text.find("  - {name: model_loading"),
-                                                       std::string("  - {name: model_loading, recovery: [fallback_cpu], source: s}\n").size());
+                                                       std::string("  - {name: model_loading, recovery: [move_to_cpu], source: s}\n").size());
   expect_load_error(without, "category 'model_loading' is not defined", "bad.yaml:1:");
   expect_load_error("categories: [", "YAML syntax error", "bad.yaml:");
   // yaml-cpp keeps both pairs of a repeated key; crossdev_yaml refuses the file.
@@ -95,7 +95,7 @@ TEST(ErrorClassifier, LoadErrorsNameFileAndLine) {
 }
 
 // CUDA documents these errors as leaving the process unusable for CUDA until it restarts, so the
-// built-in table must send them to restart_process, not to empty_cache/fallback like other CUDA errors.
+// built-in table must send them to restart_process, not to empty_cache/move_to_cpu like other CUDA errors.
 TEST(ErrorClassifier, BuiltinTableSendsStickyCudaErrorsToANewProcess) {
   const ErrorClassifier& c = ErrorClassifier::builtin();
   for (const char* text : {"CUDA error: device-side assert triggered", "CUDA error: an illegal memory access was encountered",
@@ -115,7 +115,7 @@ TEST(ErrorClassifier, BuiltinTableSendsStickyCudaErrorsToANewProcess) {
 TEST(ErrorClassifier, ActionThatEndsRecoveryMustStandAlone) {
   const std::string text = kMinimal;
   const std::string stage = "recovery: [restart_process]";
-  expect_load_error(std::string(text).replace(text.find(stage), stage.size(), "recovery: [restart_process, fallback_cpu]"),
+  expect_load_error(std::string(text).replace(text.find(stage), stage.size(), "recovery: [restart_process, move_to_cpu]"),
                     "'restart_process' ends recovery", "bad.yaml:11:");
   expect_load_error(std::string(text).replace(text.find(stage), stage.size(), "recovery: [\"empty_cache+restart_process\"]"),
                     "'restart_process' ends recovery", "bad.yaml:11:");

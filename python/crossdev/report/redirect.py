@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from crossdev.report.merge import Report
+from crossdev.report.schema import REDIRECT_ACTIONS_BEFORE_3, RENAMED_WORDS_SINCE
 
 REDIRECT_SUITE = "redirect"
 _TABLE_ID = re.compile(r"^table\.(?P<request>[^.]+)\.(?P<host>[^.]+)\.override-(?P<override>on|off)$")
@@ -74,6 +75,8 @@ def build_redirect_table(report: Report) -> Optional[RedirectTable]:
         outcome = outcomes.setdefault((form, host, override), Outcome(request=steps[-1]["request"] if steps else form))
         if steps and outcome.result == "?":
             outcome.result, outcome.action = steps[-1]["result"], steps[-1]["action"]
+            if runner.doc["schema_version"] < RENAMED_WORDS_SINCE:  # same action, its older name
+                outcome.action = REDIRECT_ACTIONS_BEFORE_3.get(outcome.action, outcome.action)
         outcome.statuses[runner.label] = case["status"]
         outcome.simulated = outcome.simulated or case["execution"] == "simulated"
         if case.get("message"):

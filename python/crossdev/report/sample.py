@@ -61,7 +61,7 @@ def bundle(device_kind: str, cases: List[dict], host: str = "runner-1", simulate
     for c in cases:
         by_suite.setdefault(c["suite"], []).append(c)
     return {
-        "schema": SCHEMA_NAME, "schema_version": 2, "created_utc": created,
+        "schema": SCHEMA_NAME, "schema_version": 3, "created_utc": created,
         "tool": {"name": "crossdev", "version": "0.1.0"},
         "execution_target": {
             "device_kind": device_kind, "device_model": f"sample {device_kind} device", "driver": "",
@@ -102,7 +102,7 @@ def demo_bundles() -> Dict[str, dict]:
     mps = [ops_case(op, "mps", dt, impl, execution="simulated") for op, dt in ops for impl in impls]
     redirect = [case(f"table.{req}.{host}.override-{o}", "redirect", execution="simulated",
                      device=f"hypothetical:{host}",
-                     details={"trace": f"{req} -> {'cpu' if host == 'cpu-only' else 'cuda:0'} [fallback, via create] x"})
+                     details={"trace": f"{req} -> {'cpu' if host == 'cpu-only' else 'cuda:0'} [substituted, via create] x"})
                 for req in ("none", "cpu") for host in ("cuda-x1", "cpu-only") for o in ("off", "on")]
     manager = [case("manager.reset.cuda", "manager", device="cuda:0"),
                case("errors.oom-recovery", "errors", status="xfail", message="known: allocator does not shrink")]

@@ -1,4 +1,4 @@
-"""The bundle schema ("crossdev.bundle", versions 1 and 2) as data, and the checker that walks it; also the
+"""The bundle schema ("crossdev.bundle", versions 1 to 3) as data, and the checker that walks it; also the
 envelope of a bundle set ("crossdev.bundle_set", version 1), which `crossdev merge` writes.
 
 docs/bundle-schema.md describes the same fields for people; this table is what the validator
@@ -12,8 +12,15 @@ from typing import Any, Dict, Iterator, Tuple
 SCHEMA_NAME = "crossdev.bundle"
 # 2: an ops case's `max_ulp` is the floored ULP error (docs/parity.md); in version 1 it was
 # unfloored, and still reads (the scoreboard shows a ULP figure only where it is informative).
-SUPPORTED_VERSIONS = (1, 2)
+# 3: one meaning per word (docs/ARCHITECTURE.md, Glossary): the redirect action `fallback` is
+# `substituted`, the recovery actions `fallback_cpu` / `fallback_next_device` are `move_to_cpu` /
+# `move_to_next_device`, manager rows `mgr.fallback.*` (check fallback) are `mgr.chain.*` (check
+# device_chain), the device log's `fallback` category is `chain_step`. Older bundles still read; the
+# redirect table shows their action under the new name.
+SUPPORTED_VERSIONS = (1, 2, 3)
 FLOORED_ULP_SINCE = 2
+RENAMED_WORDS_SINCE = 3
+REDIRECT_ACTIONS_BEFORE_3 = {"fallback": "substituted"}  # old name -> name since version 3
 # `crossdev merge`'s output: several bundles in one file, each read as if it were its own file.
 BUNDLE_SET_NAME = "crossdev.bundle_set"
 SUPPORTED_SET_VERSIONS = (1,)

@@ -1,24 +1,24 @@
-// The boxed CPU fallback: ops without a native sim kernel give bit-identical CPU results (no
+// CPU delegation: ops without a native sim kernel, delegated to the CPU kernel, give bit-identical CPU results (no
 // numerics emulation), every run is recorded with its reason, and mps-like's unsupported-op list
-// raises MPS's NotImplementedError unless the fallback switch is on.
+// raises MPS's NotImplementedError unless the MPS CPU switch is on.
 //
 // Structured ops reach a PrivateUse1 backend as their out= overload (the functional variant is a
-// CompositeExplicitAutogradNonFunctional wrapper), so the fallback sees "aten::add.out" for
+// CompositeExplicitAutogradNonFunctional wrapper), so the delegation sees "aten::add.out" for
 // at::add: the same names real MPS errors carry ("aten::upsample_bicubic2d.out").
 #include "sim_test_support.h"
 
 namespace crossdev::sim::testing {
 namespace {
 
-class SimFallbackTest : public SimTest {
+class SimCpuDelegationTest : public SimTest {
  protected:
   void SetUp() override {
     SimTest::SetUp();
-    reset_fallback_records();
+    reset_delegation_records();
   }
 };
 
-TEST_F(SimFallbackTest, FallbackOpsMatchCpuBitForBit) {
+TEST_F(SimCpuDelegationTest, DelegatedOpsMatchCpuBitForBit) {
   const at::Tensor a = at::randn({8, 16});
   const at::Tensor b = at::randn({16, 5});
   const at::Tensor sa = a.to(sim_device(0));
@@ -31,10 +31,10 @@ TEST_F(SimFallbackTest, FallbackOpsMatchCpuBitForBit) {
   // any backend without one, so it is close to but not bit-identical with the CPU kernel.
   EXPECT_TRUE(at::allclose(at::layer_norm(sa, {16}).to(at::kCPU), at::layer_norm(a, {16}), 1e-5, 1e-6));
   const at::Tensor result = at::matmul(sa, sb);
-  EXPECT_TRUE(result.is_privateuseone()) << "fallback results come back to the sim device";
+  EXPECT_TRUE(result.is_privateuseone()) << "delegated results come back to the sim device";
 }
 
-TEST_F(SimFallbackTest, InPlaceAndOutVariantsWriteToSimMemory) {
+TEST_F(SimCpuDelegationTest, InPlaceAndOutVariantsWriteToSimMemory) {
   const at::Tensor a = at::randn({6});
   at::Tensor s = a.to(sim_device(0));
   s.mul_(2.0);
@@ -44,24 +44,24 @@ TEST_F(SimFallbackTest, InPlaceAndOutVariantsWriteToSimMemory) {
   EXPECT_TRUE(at::equal(out.to(at::kCPU), a * 4.0));
 }
 
-TEST_F(SimFallbackTest, EveryFallbackRunIsRecordedWithItsReason) {
+TEST_F(SimCpuDelegationTest, EveryDelegationIsRecordedWithItsReason) {
   const at::Tensor s = at::randn({4, 4}).to(sim_device(0));
   at::add(s, s);
   at::add(s, s);
   at::softmax(s, 0);
-  const auto records = fallback_records();
+  const auto records = delegation_records();
   ASSERT_EQ(records.count("aten::add.out"), 1u);
   EXPECT_EQ(records.at("aten::add.out").count, 2);
-  EXPECT_EQ(records.at("aten::add.out").reason, FallbackReason::NoNativeSimKernel);
+  EXPECT_EQ(records.at("aten::add.out").reason, DelegationReason::NoNativeSimKernel);
   EXPECT_EQ(records.count("aten::_softmax.out"), 1u);
-  EXPECT_EQ(records.count("aten::empty.memory_format"), 0u) << "native kernels are not fallbacks";
-  EXPECT_STRNE(fallback_reason_text(FallbackReason::NoNativeSimKernel), "");
+  EXPECT_EQ(records.count("aten::empty.memory_format"), 0u) << "native kernels are not delegated";
+  EXPECT_STRNE(delegation_reason_text(DelegationReason::NoNativeSimKernel), "");
 }
 
-TEST_F(SimFallbackTest, MpsUnsupportedOpRaisesMpsNotImplementedText) {
+TEST_F(SimCpuDelegationTest, MpsUnsupportedOpRaisesMpsNotImplementedText) {
   SimConfig config = default_config(ProfileId::MpsLike);
   config.unsupported_ops = {"aten::cumsum"};
-  config.op_fallback_enabled = false;
+  config.unsupported_ops_on_cpu = false;
   use(config);
   const at::Tensor s = at::arange(4, at::kFloat).to(sim_device(0));
   try {
@@ -78,7 +78,7 @@ TEST_F(SimFallbackTest, MpsUnsupportedOpRaisesMpsNotImplementedText) {
   EXPECT_NO_THROW(at::add(s, s)) << "only listed ops are unsupported";
 }
 
-TEST_F(SimFallbackTest, OverloadSpecificEntryOnlyBlocksThatOverload) {
+TEST_F(SimCpuDelegationTest, OverloadSpecificEntryOnlyBlocksThatOverload) {
   SimConfig config = default_config(ProfileId::MpsLike);
   config.unsupported_ops = {"aten::cumsum.dimname"};
   use(config);
@@ -90,17 +90,17 @@ TEST_F(SimFallbackTest, OverloadSpecificEntryOnlyBlocksThatOverload) {
   EXPECT_NO_THROW(at::add(s, s));
 }
 
-TEST_F(SimFallbackTest, FallbackSwitchRunsTheUnsupportedOpOnCpuAndRecordsWhy) {
+TEST_F(SimCpuDelegationTest, MpsCpuSwitchRunsTheUnsupportedOpOnCpuAndRecordsWhy) {
   SimConfig config = default_config(ProfileId::MpsLike);
   config.unsupported_ops = {"aten::cumsum"};
-  config.op_fallback_enabled = true;
+  config.unsupported_ops_on_cpu = true;
   use(config);
   const at::Tensor cpu = at::arange(4, at::kFloat);
   const at::Tensor result = at::cumsum(cpu.to(sim_device(0)), 0);
   EXPECT_TRUE(at::equal(result.to(at::kCPU), at::cumsum(cpu, 0)));
-  const auto records = fallback_records();
+  const auto records = delegation_records();
   ASSERT_EQ(records.count("aten::cumsum.out"), 1u);
-  EXPECT_EQ(records.at("aten::cumsum.out").reason, FallbackReason::ProfileUnsupported);
+  EXPECT_EQ(records.at("aten::cumsum.out").reason, DelegationReason::ProfileUnsupported);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "sim/sim_fallback.h"
+#include "sim/sim_cpu_delegate.h"
 
 #include <mutex>
 
@@ -17,14 +17,14 @@ std::mutex& records_mutex() {
   static std::mutex m;
   return m;
 }
-std::map<std::string, FallbackRecord>& records() {
-  static auto* r = new std::map<std::string, FallbackRecord>();
+std::map<std::string, DelegationRecord>& records() {
+  static auto* r = new std::map<std::string, DelegationRecord>();
   return *r;
 }
 
-void record(const std::string& op, FallbackReason reason) {
+void record(const std::string& op, DelegationReason reason) {
   std::lock_guard<std::mutex> lock(records_mutex());
-  FallbackRecord& r = records()[op];
+  DelegationRecord& r = records()[op];
   r.reason = reason;
   ++r.count;
 }
@@ -62,29 +62,29 @@ std::string full_name(const c10::OperatorName& op) {
 
 }  // namespace
 
-const char* fallback_reason_text(FallbackReason reason) noexcept {
+const char* delegation_reason_text(DelegationReason reason) noexcept {
   switch (reason) {
-    case FallbackReason::NoNativeSimKernel:
-      return "no native sim kernel: executed on the host CPU through the boxed fallback";
-    case FallbackReason::ProfileUnsupported:
-      return "unsupported on the emulated device; ran on the CPU because the fallback switch is on";
+    case DelegationReason::NoNativeSimKernel:
+      return "no native sim kernel: delegated to the host CPU kernel";
+    case DelegationReason::ProfileUnsupported:
+      return "unsupported on the emulated device; delegated to the CPU because the MPS CPU switch is on";
   }
   return "unknown";
 }
 
-void sim_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+void sim_delegate_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto config = current_config();
   const EmulationProfile& p = profile(config->profile);
   const c10::FunctionSchema& schema = op.schema();
 
   check_inference_mode(p);
   check_same_device(p, schema, *stack);
-  const bool profile_fallback = check_op_supported(p, *config, schema.operator_name());
+  const bool delegated_by_switch = check_op_supported(p, *config, schema.operator_name());
   const std::string name = full_name(schema.operator_name());
-  if (profile_fallback && p.fallback_warning != nullptr) {
-    TORCH_WARN_ONCE(p.fallback_warning(name));
+  if (delegated_by_switch && p.cpu_switch_warning != nullptr) {
+    TORCH_WARN_ONCE(p.cpu_switch_warning(name));
   }
-  record(name, profile_fallback ? FallbackReason::ProfileUnsupported : FallbackReason::NoNativeSimKernel);
+  record(name, delegated_by_switch ? DelegationReason::ProfileUnsupported : DelegationReason::NoNativeSimKernel);
 
   if (config->numerics.tf32_matmul) round_matmul_operands(schema, *stack);
   substitute_generators(schema, *stack);
@@ -92,12 +92,12 @@ void sim_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   if (config->numerics.flush_subnormals) flush_subnormal_outputs(schema, *stack);
 }
 
-std::map<std::string, FallbackRecord> fallback_records() {
+std::map<std::string, DelegationRecord> delegation_records() {
   std::lock_guard<std::mutex> lock(records_mutex());
   return records();
 }
 
-void reset_fallback_records() {
+void reset_delegation_records() {
   std::lock_guard<std::mutex> lock(records_mutex());
   records().clear();
 }

@@ -1,5 +1,6 @@
 #pragma once
-// The order device_safe walks when a device gives up: data, not code. The default is
+// The device chain: the order device_safe walks when a device gives up (recovery actions
+// move_to_next_device and move_to_cpu): data, not code. The default is
 // seed 003's MPS -> CUDA -> CPU; `parse` accepts any comma-separated list of kinds ending in
 // cpu ("xla,cuda,cpu"). Each step names the device it left, the one it chose and why.
 #include <string>
@@ -11,24 +12,24 @@
 
 namespace crossdev::manager {
 
-struct FallbackStep {
+struct ChainStep {
   DeviceSpec from;
   DeviceSpec to;
   std::string reason;  // "mps:0 failed (mps_placeholder_storage); cuda is present (simulated)"
 };
 
-class FallbackChain {
+class DeviceChain {
  public:
-  static FallbackChain seed003();  // mps, cuda, cpu
+  static DeviceChain seed003();  // mps, cuda, cpu
   // Throws std::invalid_argument naming the bad item; the chain must end with cpu.
-  static FallbackChain parse(std::string_view text);
+  static DeviceChain parse(std::string_view text);
 
   const std::vector<DeviceKind>& kinds() const noexcept { return kinds_; }
   std::string str() const;  // "mps,cuda,cpu"
 
   // The next device after `from` that `host` has. A device whose kind is not in the chain
   // falls straight to cpu. Returns `from` itself when there is nowhere left to go (cpu).
-  FallbackStep next(const DeviceSpec& from, const HostProfile& host, std::string_view why) const;
+  ChainStep next(const DeviceSpec& from, const HostProfile& host, std::string_view why) const;
 
  private:
   std::vector<DeviceKind> kinds_;

@@ -1,4 +1,4 @@
-// The fallback chain as data, and the backend table: a backend registered for a kind answers
+// The device chain as data, and the backend table: a backend registered for a kind answers
 // for that kind's real devices (how a new device kind plugs in).
 #include <gtest/gtest.h>
 
@@ -8,12 +8,12 @@
 namespace crossdev::manager {
 namespace {
 
-TEST(FallbackChain, ParseRejectsBadChainsWithTheReason) {
-  EXPECT_EQ(FallbackChain::parse("xla, cuda ,cpu").str(), "xla,cuda,cpu");
-  EXPECT_EQ(FallbackChain::parse("tpu,cpu").str(), "xla,cpu");  // seed 001 alias
+TEST(DeviceChain, ParseRejectsBadChainsWithTheReason) {
+  EXPECT_EQ(DeviceChain::parse("xla, cuda ,cpu").str(), "xla,cuda,cpu");
+  EXPECT_EQ(DeviceChain::parse("tpu,cpu").str(), "xla,cpu");  // seed 001 alias
   auto message = [](const char* text) {
     try {
-      (void)FallbackChain::parse(text);
+      (void)DeviceChain::parse(text);
     } catch (const std::invalid_argument& e) {
       return std::string(e.what());
     }
@@ -24,13 +24,13 @@ TEST(FallbackChain, ParseRejectsBadChainsWithTheReason) {
   EXPECT_NE(message("cuda,cuda,cpu").find("listed twice"), std::string::npos);
 }
 
-TEST(FallbackChain, Seed003SkipsAbsentKinds) {
-  const FallbackChain chain = FallbackChain::seed003();
+TEST(DeviceChain, Seed003SkipsAbsentKinds) {
+  const DeviceChain chain = DeviceChain::seed003();
   const HostProfile mps_only = HostProfile::named_or_spec("mps");
-  const FallbackStep step = chain.next(DeviceSpec::of(DeviceKind::MPS), mps_only, "test");
+  const ChainStep step = chain.next(DeviceSpec::of(DeviceKind::MPS), mps_only, "test");
   EXPECT_EQ(step.to.str(), "cpu");
   EXPECT_NE(step.reason.find("mps failed (test)"), std::string::npos) << step.reason;
-  const FallbackStep end = chain.next(DeviceSpec::of(DeviceKind::CPU), mps_only, "test");
+  const ChainStep end = chain.next(DeviceSpec::of(DeviceKind::CPU), mps_only, "test");
   EXPECT_TRUE(end.to.same_device(DeviceSpec::of(DeviceKind::CPU)));
 }
 

@@ -1,18 +1,18 @@
-#include "manager/fallback_chain.h"
+#include "manager/device_chain.h"
 
 #include <algorithm>
 #include <stdexcept>
 
 namespace crossdev::manager {
 
-FallbackChain FallbackChain::seed003() {
-  FallbackChain c;
+DeviceChain DeviceChain::seed003() {
+  DeviceChain c;
   c.kinds_ = {DeviceKind::MPS, DeviceKind::CUDA, DeviceKind::CPU};
   return c;
 }
 
-FallbackChain FallbackChain::parse(std::string_view text) {
-  FallbackChain c;
+DeviceChain DeviceChain::parse(std::string_view text) {
+  DeviceChain c;
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t comma = text.find(',', start);
@@ -21,20 +21,20 @@ FallbackChain FallbackChain::parse(std::string_view text) {
     while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
     const auto kind = kind_from_name(item);
     if (!kind)
-      throw std::invalid_argument("fallback chain '" + std::string(text) + "': unknown device kind '" + std::string(item) +
+      throw std::invalid_argument("device chain '" + std::string(text) + "': unknown device kind '" + std::string(item) +
                                   "'; expected a comma-separated list of " + valid_kind_list() + " ending in cpu");
     if (std::find(c.kinds_.begin(), c.kinds_.end(), *kind) != c.kinds_.end())
-      throw std::invalid_argument("fallback chain '" + std::string(text) + "': '" + std::string(item) + "' listed twice");
+      throw std::invalid_argument("device chain '" + std::string(text) + "': '" + std::string(item) + "' listed twice");
     c.kinds_.push_back(*kind);
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
   if (c.kinds_.empty() || c.kinds_.back() != DeviceKind::CPU)
-    throw std::invalid_argument("fallback chain '" + std::string(text) + "': must end with cpu, the device that is always there");
+    throw std::invalid_argument("device chain '" + std::string(text) + "': must end with cpu, the device that is always there");
   return c;
 }
 
-std::string FallbackChain::str() const {
+std::string DeviceChain::str() const {
   std::string out;
   for (DeviceKind k : kinds_) {
     if (!out.empty()) out += ',';
@@ -43,8 +43,8 @@ std::string FallbackChain::str() const {
   return out;
 }
 
-FallbackStep FallbackChain::next(const DeviceSpec& from, const HostProfile& host, std::string_view why) const {
-  FallbackStep step{from, from, ""};
+ChainStep DeviceChain::next(const DeviceSpec& from, const HostProfile& host, std::string_view why) const {
+  ChainStep step{from, from, ""};
   const std::string failed = from.str() + " failed (" + std::string(why) + ")";
   if (from.kind == DeviceKind::CPU) {
     step.reason = failed + "; cpu is the end of the chain " + str();

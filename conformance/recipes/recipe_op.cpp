@@ -78,4 +78,4 @@ OpDefinition recipe_scale_shift_definition() {
 }  // namespace
 }  // namespace crossdev::ops
 
-CROSSDEV_REGISTER_OP(crossdev::ops::recipe_scale_shift_definition)
+CROSSDEV_REGISTER_OP(crossdev::ops::recipe_scale_shift_definition, at::Tensor(const at::Tensor&))

@@ -5,29 +5,57 @@
 
 namespace crossdev::ops {
 
+const char* check_error_name(CheckError error) noexcept {
+  switch (error) {
+    case CheckError::Value:
+      return "ValueError";
+    case CheckError::Type:
+      return "TypeError";
+    case CheckError::Index:
+      return "IndexError";
+    case CheckError::Runtime:
+      return "RuntimeError";
+  }
+  return "RuntimeError";
+}
+
 std::string sizes_text(const at::Tensor& t) {
   if (!t.defined()) return "<undefined>";
   std::ostringstream os;
-  os << t.sizes();
+  os << t.sym_sizes();
   return os.str();
 }
 
-bool broadcastable(at::IntArrayRef a, at::IntArrayRef b) {
+bool sym_holds(const c10::SymBool& condition) { return condition.expect_true(__FILE__, __LINE__); }
+
+bool sym_equal(const c10::SymInt& a, const c10::SymInt& b) { return sym_holds(a.sym_eq(b)); }
+
+bool sym_one_or_equal(const c10::SymInt& a, const c10::SymInt& b) { return sym_holds(a.sym_eq(1).sym_or(a.sym_eq(b))); }
+
+bool broadcastable(c10::SymIntArrayRef a, c10::SymIntArrayRef b) {
   for (std::size_t i = 1; i <= std::min(a.size(), b.size()); ++i) {
-    const std::int64_t x = a[a.size() - i];
-    const std::int64_t y = b[b.size() - i];
-    if (x != y && x != 1 && y != 1) return false;
+    const c10::SymInt& x = a[a.size() - i];
+    const c10::SymInt& y = b[b.size() - i];
+    if (!sym_holds(x.sym_eq(y).sym_or(x.sym_eq(1)).sym_or(y.sym_eq(1)))) return false;
+  }
+  return true;
+}
+
+bool broadcastable(at::IntArrayRef a, at::IntArrayRef b) {
+  return broadcastable(c10::fromIntArrayRefSlow(a), c10::fromIntArrayRefSlow(b));
+}
+
+bool broadcasts_to(c10::SymIntArrayRef b, c10::SymIntArrayRef a) {
+  if (b.size() > a.size()) return false;
+  for (std::size_t i = 1; i <= b.size(); ++i) {
+    const c10::SymInt& y = b[b.size() - i];
+    if (!sym_holds(y.sym_eq(1).sym_or(y.sym_eq(a[a.size() - i])))) return false;
   }
   return true;
 }
 
 bool broadcasts_to(at::IntArrayRef b, at::IntArrayRef a) {
-  if (b.size() > a.size()) return false;
-  for (std::size_t i = 1; i <= b.size(); ++i) {
-    const std::int64_t y = b[b.size() - i];
-    if (y != 1 && y != a[a.size() - i]) return false;
-  }
-  return true;
+  return broadcasts_to(c10::fromIntArrayRefSlow(b), c10::fromIntArrayRefSlow(a));
 }
 
 c10::Device call_device(const OpCall& call) {
@@ -45,7 +73,8 @@ at::ScalarType call_dtype(const OpCall& call) {
 }
 
 Predicate required_inputs_present(const std::vector<InputSpec>& inputs) {
-  return {"required_inputs_present", [inputs](const OpCall& call) -> std::string {
+  return {"required_inputs_present",
+          [inputs](const OpCall& call) -> std::string {
             for (const InputSpec& in : inputs) {
               if (in.required && !call.has_tensor(in.name)) {
                 return std::string("input '") + in.name + "' is required but missing";
@@ -57,15 +86,17 @@ Predicate required_inputs_present(const std::vector<InputSpec>& inputs) {
               if (!known && t.defined()) return "unknown input '" + name + "'";
             }
             return "";
-          }};
+          },
+          CheckError::Type};
 }
 
 Predicate input_dtypes_consistent(const std::vector<InputSpec>& inputs) {
-  return {"input_dtypes_consistent", [inputs](const OpCall& call) -> std::string {
-            std::string first_name;
+  return {"input_dtypes_consistent",
+          [inputs](const OpCall& call) -> std::string {
+            const char* first_name = nullptr;
             at::ScalarType first = at::ScalarType::Undefined;
             for (const InputSpec& in : inputs) {
-              const at::Tensor t = call.tensor(in.name);
+              const at::Tensor& t = call.tensor(in.name);
               if (!t.defined()) continue;
               if (in.kind == InputKind::Mask) {
                 if (t.scalar_type() != at::kBool) {
@@ -86,34 +117,40 @@ Predicate input_dtypes_consistent(const std::vector<InputSpec>& inputs) {
               }
             }
             return "";
-          }};
+          },
+          CheckError::Type};
 }
 
 Predicate inputs_on_one_device() {
-  return {"inputs_on_one_device", [](const OpCall& call) -> std::string {
+  return {"inputs_on_one_device",
+          [](const OpCall& call) -> std::string {
             const c10::Device device = call_device(call);
-            std::string listing;
             bool mixed = false;
+            for (const auto& [name, t] : call.tensors) mixed = mixed || (t.defined() && t.device() != device);
+            if (!mixed) return "";
+            std::string listing;
             for (const auto& [name, t] : call.tensors) {
-              if (!t.defined()) continue;
-              mixed = mixed || t.device() != device;
-              listing += (listing.empty() ? "" : ", ") + name + " on " + t.device().str();
+              if (t.defined()) listing += (listing.empty() ? "" : ", ") + name + " on " + t.device().str();
             }
-            return mixed ? "inputs are on more than one device: " + listing : "";
-          }};
+            return "inputs are on more than one device: " + listing;
+          },
+          CheckError::Runtime};  // as ATen's "Expected all tensors to be on the same device"
 }
 
 Predicate device_has_fused_kernel(bool has_cuda_kernel) {
-  return {"device_has_fused_kernel", [has_cuda_kernel](const OpCall& call) -> std::string {
+  return {"device_has_fused_kernel",
+          [has_cuda_kernel](const OpCall& call) -> std::string {
             const c10::Device device = call_device(call);
             if (device.is_cpu() || (device.is_cuda() && has_cuda_kernel)) return "";
             return "device " + device.str() + ": no fused kernel (fused kernels built for: cpu" +
                    (has_cuda_kernel ? ", cuda" : "") + ")";
-          }};
+          },
+          CheckError::Runtime};
 }
 
 Predicate fused_dtype_supported() {
-  return {"fused_dtype_supported", [](const OpCall& call) -> std::string {
+  return {"fused_dtype_supported",
+          [](const OpCall& call) -> std::string {
             const at::ScalarType dtype = call_dtype(call);
             switch (dtype) {
               case at::kFloat:
@@ -125,7 +162,8 @@ Predicate fused_dtype_supported() {
                 return std::string("dtype ") + c10::toString(dtype) +
                        ": fused kernels exist for float32, float64, float16, bfloat16";
             }
-          }};
+          },
+          CheckError::Type};
 }
 
 bool evaluate(const Predicate& predicate, const OpCall& call, std::vector<PredicateResult>& out) {

@@ -19,10 +19,18 @@ Predicate device_has_fused_kernel(bool has_cuda_kernel);
 // The fused kernels are instantiated for float32, float64, float16 and bfloat16.
 Predicate fused_dtype_supported();
 
-// Helpers for op shape predicates.
-std::string sizes_text(const at::Tensor& t);           // "[2, 8, 64]"
-bool broadcastable(at::IntArrayRef a, at::IntArrayRef b);       // numpy rules
+// Helpers for op shape predicates. Sizes are compared as SymInts (sym_size, sym_sizes): on
+// concrete tensors that is plain integer comparison; on the Meta kernel's symbolic tensors a
+// relation the shape environment cannot decide becomes a guard or a runtime assert, as
+// TORCH_SYM_CHECK makes it (sym_holds).
+std::string sizes_text(const at::Tensor& t);           // "[2, 8, 64]" ("[s0, 8, 64]" when symbolic)
+bool sym_holds(const c10::SymBool& condition);         // SymBool::expect_true, TORCH_SYM_CHECK's test
+bool sym_equal(const c10::SymInt& a, const c10::SymInt& b);         // a == b
+bool sym_one_or_equal(const c10::SymInt& a, const c10::SymInt& b);  // a == 1 or a == b (a broadcasts to b)
+bool broadcastable(c10::SymIntArrayRef a, c10::SymIntArrayRef b);  // numpy rules
+bool broadcastable(at::IntArrayRef a, at::IntArrayRef b);
 // `b` broadcasts to exactly `a` (it may not enlarge it).
+bool broadcasts_to(c10::SymIntArrayRef b, c10::SymIntArrayRef a);
 bool broadcasts_to(at::IntArrayRef b, at::IntArrayRef a);
 c10::Device call_device(const OpCall& call);           // device of the first defined tensor
 at::ScalarType call_dtype(const OpCall& call);         // dtype of the first floating tensor

@@ -18,6 +18,8 @@ class InputMaker {
  public:
   InputMaker(std::string op, std::string shape_set, std::uint64_t seed);
 
+  // The returned references are valid until the next tensor is added (OpCall::tensors is a sorted
+  // flat vector, named_values.h).
   // Uniform in [lo, hi).
   at::Tensor& uniform(const std::string& name, std::vector<std::int64_t> sizes, double lo = -1.0, double hi = 1.0);
   // Same distribution, delivered as a non-contiguous view: generated contiguous with dims a and b

@@ -19,10 +19,30 @@ namespace crossdev::ops {
 class InputMaker;
 
 // Returns "" when the call satisfies the predicate, else why it does not (for the record/log).
+// A check builds no string when it passes: the kernels evaluate every validity predicate on
+// every call. Shape checks compare sym_sizes() (eligibility.h's helpers), so the same predicate
+// validates concrete tensors and the Meta kernel's symbolic ones (torch.compile(dynamic=True),
+// torch.export).
 using PredicateCheck = std::function<std::string(const OpCall&)>;
+
+// The error a failing predicate raises through the dispatcher, as ATen's TORCH_CHECK_VALUE /
+// _TYPE / _INDEX / TORCH_CHECK do: Python sees ValueError, TypeError, IndexError or RuntimeError.
+enum class CheckError : std::uint8_t { Value, Type, Index, Runtime };
+const char* check_error_name(CheckError error) noexcept;  // "ValueError", ... (eligibility.cpp)
+
 struct Predicate {
   std::string name;
   PredicateCheck check;
+  CheckError error = CheckError::Value;  // shapes and ranges; dtypes are Type, devices Runtime
+};
+
+// The predicate lists the kernels evaluate, built once by the op table (library/op_table.cpp)
+// from the definition's fields and read without locks afterwards (the fused-vs-fallback order
+// stays data: these lists).
+struct OpChecks {
+  std::vector<Predicate> common;        // required inputs, dtypes, one device, then `validity`
+  std::vector<Predicate> kernel_limits; // fused_dtype_supported, then `fused_only`
+  std::vector<Predicate> fused;         // device_has_fused_kernel, then kernel_limits
 };
 
 using KernelFn = at::Tensor (*)(const OpCall&);
@@ -85,6 +105,8 @@ struct OpDefinition {
   BackwardFn fused_backward_cuda = nullptr;  // set only when the CUDA kernels are built
   TorchScriptSpec script;
   BenchInputs bench;
+  // Derived, not written by op.cpp: filled by the op table when the definition is added.
+  OpChecks checks;
 };
 
 std::unique_ptr<OpSpec> make_table_op(const OpDefinition& definition);  // table_op.cpp

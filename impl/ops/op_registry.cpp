@@ -46,29 +46,30 @@ const std::vector<Impl>& all_impls() {
   return impls;
 }
 
-at::Tensor OpCall::tensor(const std::string& name) const {
-  auto it = tensors.find(name);
-  return it == tensors.end() ? at::Tensor() : it->second;
+const at::Tensor& OpCall::tensor(std::string_view name) const {
+  static const at::Tensor undefined;
+  const at::Tensor* t = tensors.get(name);
+  return t == nullptr ? undefined : *t;
 }
 
-bool OpCall::has_tensor(const std::string& name) const {
-  auto it = tensors.find(name);
-  return it != tensors.end() && it->second.defined();
+bool OpCall::has_tensor(std::string_view name) const {
+  const at::Tensor* t = tensors.get(name);
+  return t != nullptr && t->defined();
 }
 
-double OpCall::scalar(const std::string& name, double fallback) const {
-  auto it = scalars.find(name);
-  return it == scalars.end() ? fallback : it->second;
+double OpCall::scalar(std::string_view name, double fallback) const {
+  const double* v = scalars.get(name);
+  return v == nullptr ? fallback : *v;
 }
 
-std::optional<double> OpCall::maybe_scalar(const std::string& name) const {
-  auto it = scalars.find(name);
-  if (it == scalars.end()) return std::nullopt;
-  return it->second;
+std::optional<double> OpCall::maybe_scalar(std::string_view name) const {
+  const double* v = scalars.get(name);
+  if (v == nullptr) return std::nullopt;
+  return *v;
 }
 
 NotEligible::NotEligible(std::string op, Impl impl, std::vector<PredicateResult> failed)
-    : std::runtime_error(describe_failures(op, impl, failed)),
+    : c10::ValueError({__func__, __FILE__, static_cast<std::uint32_t>(__LINE__)}, describe_failures(op, impl, failed)),
       op_(std::move(op)),
       impl_(impl),
       failed_(std::move(failed)) {}

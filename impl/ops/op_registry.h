@@ -11,9 +11,11 @@
 //                the "Unknown device for graph fuser" class are rethrown as GraphFuserUnavailable.
 // dispatch() calls the op as a user would and records which kernel ran and why fused did not.
 // Exact formulas, shapes and the memory-traffic model of every op: docs/ops.md.
+#include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
+#include <c10/util/Exception.h>
 
 #include <cstdint>
 #include <map>
@@ -22,6 +24,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "ops/named_values.h"
 
 namespace crossdev::ops {
 
@@ -32,20 +36,23 @@ const std::vector<Impl>& all_impls();                      // in the order above
 
 // One invocation. Optional tensors may be absent or undefined (both mean "not given").
 struct OpCall {
-  std::map<std::string, at::Tensor> tensors;
-  std::map<std::string, double> scalars;   // "eps", "p", "scale" (when a scalar), ...
+  NamedValues<at::Tensor> tensors;  // by input name, e.g. "x", "shift" (named_values.h: no allocation)
+  NamedValues<double> scalars;      // "eps", "p", "scale" (when a scalar), ...
   bool training = false;
   std::uint64_t seed = 0;                  // dropout mask seed: see portable_random.h
+  // A `Generator? generator` argument of the schema (dropout draws its seed and offset from it);
+  // nullopt when the schema has none or the caller passed None.
+  std::optional<at::Generator> generator;
   // The `.out` overload's output, already checked (shape, dtype, device, no overlap) and
   // contiguous; a native kernel may write its result there instead of allocating one
   // (ops/cpu/output.h). Undefined otherwise; never an input.
   at::Tensor out;
 
   // nullptr-free accessors: an undefined tensor when absent; `fallback` when the scalar is absent.
-  at::Tensor tensor(const std::string& name) const;
-  bool has_tensor(const std::string& name) const;
-  double scalar(const std::string& name, double fallback) const;
-  std::optional<double> maybe_scalar(const std::string& name) const;
+  const at::Tensor& tensor(std::string_view name) const;
+  bool has_tensor(std::string_view name) const;
+  double scalar(std::string_view name, double fallback) const;
+  std::optional<double> maybe_scalar(std::string_view name) const;
 };
 
 // One eligibility predicate evaluated for one call, e.g.
@@ -66,9 +73,13 @@ struct DispatchRecord {
 };
 
 // run(impl) on an implementation whose predicates fail. what() lists every failing predicate.
-class NotEligible : public std::runtime_error {
+// A c10::ValueError (Python: ValueError, with c10's context); what() is the message without
+// the C++ backtrace. The dispatcher's kernels raise the failing predicate's own error type
+// instead (Predicate::error, op_definition.h).
+class NotEligible : public c10::ValueError {
  public:
   NotEligible(std::string op, Impl impl, std::vector<PredicateResult> failed);
+  const char* what() const noexcept override { return what_without_backtrace(); }
   const std::string& op() const noexcept { return op_; }
   Impl impl() const noexcept { return impl_; }
   const std::vector<PredicateResult>& failed() const noexcept { return failed_; }

@@ -54,8 +54,9 @@ py::dict record_dict(const ops::DispatchRecord& record) {
 void bind_ops(py::module_& root) {
   py::module_ m = root.def_submodule("ops", "Fused / fallback / TorchScript kernels and their dispatcher (seed 000)");
 
-  // Python sees the classified failures as their own exception types (RuntimeError subclasses).
-  py::register_exception<ops::NotEligible>(m, "NotEligible", PyExc_RuntimeError);
+  // Python sees the classified failures as their own exception types: NotEligible is a
+  // ValueError (as its C++ type, a c10::ValueError), GraphFuserUnavailable a RuntimeError.
+  py::register_exception<ops::NotEligible>(m, "NotEligible", PyExc_ValueError);
   py::register_exception<ops::GraphFuserUnavailable>(m, "GraphFuserUnavailable", PyExc_RuntimeError);
 
   // The instruction set the fused CPU kernels run with (ops/cpu/capability.h): "default",
@@ -94,8 +95,8 @@ void bind_ops(py::module_& root) {
                                                                  : device.cast<c10::Device>();
         ops::OpCall call = op_or_throw(op).make_inputs(shape_set, scalar_type, dev, seed);
         py::dict d;
-        d["tensors"] = call.tensors;
-        d["scalars"] = call.scalars;
+        d["tensors"] = call.tensors.to_map();
+        d["scalars"] = call.scalars.to_map();
         d["training"] = call.training;
         d["seed"] = call.seed;
         return d;

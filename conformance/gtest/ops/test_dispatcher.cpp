@@ -86,6 +86,69 @@ TEST(Dispatcher, MalformedCallsNameTheProblem) {
   }
 }
 
+// The kernels are typed (register_op.h): a C++ caller reaches them through a typed handle, and an
+// invalid call raises the failing predicate's ATen error type (c10::ValueError for a shape,
+// c10::TypeError for a dtype, c10::Error for a device mix), naming the op. NotEligible, the
+// harness's error, is a c10::ValueError too.
+TEST(Dispatcher, TypedHandleCallsTheKernelAndInvalidCallsRaiseAtenErrorTypes) {
+  using Signature = at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&);
+  const auto modulate = c10::Dispatcher::singleton().findSchemaOrThrow("crossdev::modulate", "").typed<Signature>();
+  const OpSpec* op = find_op("modulate");
+  const OpCall call = op->make_inputs("basic", at::kFloat, kCpu, 1);
+  const at::Tensor x = call.tensor("x"), shift = call.tensor("shift"), scale = call.tensor("scale");
+  EXPECT_TRUE(at::allclose(modulate.call(x, shift, scale), op->run(Impl::Fallback, call)));
+
+  const auto message_of = [&](const at::Tensor& a, const at::Tensor& b, const at::Tensor& c) -> std::string {
+    try {
+      modulate.call(a, b, c);
+    } catch (const c10::Error& e) {
+      return e.what_without_backtrace();
+    }
+    return "no error";
+  };
+  EXPECT_THROW(modulate.call(x, shift.narrow(1, 0, 3), scale), c10::ValueError);
+  EXPECT_NE(message_of(x, shift.narrow(1, 0, 3), scale).find("crossdev::modulate: shift must be [B or 1, D]"), std::string::npos);
+  EXPECT_THROW(modulate.call(x, shift.to(at::kDouble), scale), c10::TypeError);
+  EXPECT_NE(message_of(x, shift.to(at::kDouble), scale).find("(predicate input_dtypes_consistent)"), std::string::npos);
+  try {
+    modulate.call(x, shift, scale.to(kMeta));
+    FAIL() << "a device mix was accepted";
+  } catch (const c10::ValueError&) {
+    FAIL() << "a device mix is a RuntimeError (c10::Error), as ATen's";
+  } catch (const c10::TypeError&) {
+    FAIL() << "a device mix is a RuntimeError (c10::Error), as ATen's";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what_without_backtrace()).find("more than one device"), std::string::npos);
+  }
+
+  OpCall wrong = call;
+  wrong.tensors["shift"] = shift.narrow(1, 0, 3);
+  EXPECT_THROW(op->run(Impl::Fallback, wrong), c10::ValueError);  // NotEligible
+}
+
+// OpCall's storage (named_values.h) behaves as the std::map it replaced: name order, insertion,
+// lookup, erase, and conversion both ways.
+TEST(Dispatcher, OpCallTensorsBehaveAsAMapInNameOrder) {
+  OpCall call;
+  call.tensors["x"] = at::ones({1});
+  call.tensors["bias"] = at::zeros({1});
+  call.tensors["scale"] = at::ones({2});
+  std::vector<std::string> names;
+  for (const auto& [name, t] : call.tensors) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"bias", "scale", "x"}));
+  EXPECT_TRUE(call.has_tensor("scale"));
+  EXPECT_EQ(call.tensor("scale").numel(), 2);
+  EXPECT_FALSE(call.tensor("residual").defined());
+  EXPECT_EQ(call.tensors.erase("scale"), 1u);
+  EXPECT_EQ(call.tensors.erase("scale"), 0u);
+  EXPECT_FALSE(call.has_tensor("scale"));
+  call.scalars = std::map<std::string, double>{{"p", 0.5}, {"eps", 1e-6}};
+  EXPECT_EQ(call.scalar("p", 0.0), 0.5);
+  EXPECT_EQ(call.scalar("scale_value", 2.0), 2.0);
+  EXPECT_EQ(call.scalars.to_map(), (std::map<std::string, double>{{"eps", 1e-6}, {"p", 0.5}}));
+  EXPECT_THROW(call.tensors.at("nope"), c10::IndexError);
+}
+
 TEST(Dispatcher, EligibilityListsEveryPredicate) {
   const OpSpec* op = find_op("rotary");
   const OpCall call = op->make_inputs("basic", at::kFloat, kCpu, 1);

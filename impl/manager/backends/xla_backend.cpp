@@ -1,16 +1,20 @@
 // XLA (TPU): never linked into LibTorch, so there is no real device to measure; every query
 // about a real XLA device is an error that says so. Its traits (bf16 preferred, seed 001's
 // no_grad inference context via context_policy) still describe simulated XLA devices.
-#include <stdexcept>
+#include <c10/util/Exception.h>
+#include <cstdlib>
 
 #include "manager/backend_registry.h"
 
 namespace crossdev::manager {
 namespace {
 
+// ATen's error for an operation this build cannot do: c10::NotImplementedError (Python's
+// NotImplementedError), with c10's context.
 [[noreturn]] void no_real_xla(const char* what) {
-  throw std::logic_error(std::string("xla ") + what +
-                         ": torch_xla is not part of LibTorch, so an XLA device can only be simulated here");
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "xla ", what,
+                              ": torch_xla is not part of LibTorch, so an XLA device can only be simulated here");
+  std::abort();  // unreachable: the check above always throws
 }
 
 class XlaBackend final : public DeviceBackend {

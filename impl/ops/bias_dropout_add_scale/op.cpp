@@ -13,18 +13,18 @@ namespace {
 
 Predicate bias_dropout_shapes() {
   return {"bias_dropout_add_scale_shapes", [](const OpCall& call) -> std::string {
-            const at::Tensor x = call.tensor("x");
-            const at::Tensor bias = call.tensor("bias");
-            if (bias.defined() && !broadcastable(x.sizes(), bias.sizes())) {
+            const at::Tensor& x = call.tensor("x");
+            const at::Tensor& bias = call.tensor("bias");
+            if (bias.defined() && !broadcastable(x.sym_sizes(), bias.sym_sizes())) {
               return "bias " + sizes_text(bias) + " must broadcast with x " + sizes_text(x);
             }
-            const std::vector<std::int64_t> shape =
-                bias.defined() ? at::infer_size(x.sizes(), bias.sizes()) : x.sizes().vec();
+            const c10::SymDimVector shape = bias.defined() ? at::infer_size_symdimvector(x.sym_sizes(), bias.sym_sizes())
+                                                           : c10::SymDimVector(x.sym_sizes().begin(), x.sym_sizes().end());
             for (const char* name : {"scale", "residual"}) {
-              const at::Tensor t = call.tensor(name);
-              if (t.defined() && !broadcasts_to(t.sizes(), shape)) {
+              const at::Tensor& t = call.tensor(name);
+              if (t.defined() && !broadcasts_to(t.sym_sizes(), shape)) {
                 return std::string(name) + " " + sizes_text(t) + " must broadcast to the shape of x + bias " +
-                       c10::str(at::IntArrayRef(shape)) + " without enlarging it";
+                       c10::str(c10::SymIntArrayRef(shape)) + " without enlarging it";
               }
             }
             if (call.has_tensor("scale") && call.scalar("scale_value", 1.0) != 1.0) {
@@ -155,4 +155,7 @@ OpDefinition bias_dropout_add_scale_definition() {
 
 }  // namespace crossdev::ops
 
-CROSSDEV_REGISTER_OP(crossdev::ops::bias_dropout_add_scale_definition)
+// The schema's C++ signature (register_op.h): x, bias, scale, residual, scale_value, p, training, seed.
+CROSSDEV_REGISTER_OP(crossdev::ops::bias_dropout_add_scale_definition,
+                     at::Tensor(const at::Tensor&, const std::optional<at::Tensor>&, const std::optional<at::Tensor>&,
+                                const std::optional<at::Tensor>&, double, double, bool, std::int64_t))

@@ -46,4 +46,4 @@ OpDefinition gelu_tanh_definition() {
 
 }  // namespace crossdev::ops
 
-CROSSDEV_REGISTER_OP(crossdev::ops::gelu_tanh_definition)
+CROSSDEV_REGISTER_OP(crossdev::ops::gelu_tanh_definition, at::Tensor(const at::Tensor&))

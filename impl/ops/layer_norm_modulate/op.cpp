@@ -8,13 +8,14 @@ namespace {
 
 Predicate layer_norm_modulate_shapes() {
   return {"layer_norm_modulate_shapes", [](const OpCall& call) -> std::string {
-            const at::Tensor x = call.tensor("x");
+            const at::Tensor& x = call.tensor("x");
             if (x.dim() != 3) return "x must be [B, T, D], got " + sizes_text(x);
             for (const char* name : {"shift", "scale"}) {
-              const at::Tensor rows = call.tensor(name);
-              if (rows.dim() != 2 || rows.size(1) != x.size(2) || (rows.size(0) != 1 && rows.size(0) != x.size(0))) {
-                return std::string(name) + " must be [B or 1, D] = [" + std::to_string(x.size(0)) + " or 1, " +
-                       std::to_string(x.size(2)) + "], got " + sizes_text(rows);
+              const at::Tensor& rows = call.tensor(name);
+              if (rows.dim() != 2 || !sym_equal(rows.sym_size(1), x.sym_size(2)) ||
+                  !sym_one_or_equal(rows.sym_size(0), x.sym_size(0))) {
+                return std::string(name) + " must be [B or 1, D] = [" + c10::str(x.sym_size(0)) + " or 1, " +
+                       c10::str(x.sym_size(2)) + "], got " + sizes_text(rows);
               }
             }
             if (call.scalar("eps", 1e-6) < 0.0) return "eps must be >= 0";
@@ -84,4 +85,5 @@ OpDefinition layer_norm_modulate_definition() {
 
 }  // namespace crossdev::ops
 
-CROSSDEV_REGISTER_OP(crossdev::ops::layer_norm_modulate_definition)
+CROSSDEV_REGISTER_OP(crossdev::ops::layer_norm_modulate_definition,
+                     at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, double))

@@ -5,6 +5,8 @@
 #include <ATen/ExpandUtils.h>
 #include <c10/util/Exception.h>
 
+#include <torch/library.h>
+
 #include "ops/library/op_schemas.h"
 
 namespace crossdev::ops::library {
@@ -19,7 +21,33 @@ bool is_tensor_argument(const c10::Argument& arg) {
 
 bool is_out_argument(const c10::Argument& arg) { return arg.alias_info() != nullptr && arg.alias_info()->isWrite(); }
 
+bool is_generator_argument(const c10::Argument& arg) {
+  const c10::TypePtr& type = arg.type();
+  if (type->kind() == c10::TypeKind::GeneratorType) return true;
+  if (const auto optional = type->cast<c10::OptionalType>()) return optional->getElementType()->kind() == c10::TypeKind::GeneratorType;
+  return false;
+}
+
+ArgumentRole role_of(const c10::FunctionSchema& schema, const c10::Argument& arg) {
+  if (is_tensor_argument(arg)) return ArgumentRole::Tensor;
+  if (is_generator_argument(arg)) return ArgumentRole::Generator;
+  const c10::TypeKind kind = arg.type()->kind();
+  if (arg.name() == "training" && kind == c10::TypeKind::BoolType) return ArgumentRole::Training;
+  if (arg.name() == "seed" && kind == c10::TypeKind::IntType) return ArgumentRole::Seed;
+  if (kind == c10::TypeKind::FloatType || kind == c10::TypeKind::IntType) return ArgumentRole::Scalar;
+  TORCH_CHECK(false, schema.name(), ": argument '", arg.name(), "' of type ", arg.type()->str(),
+              " is not a tensor, float, int, `bool training`, `int seed` or `Generator? generator`");
+  return ArgumentRole::Scalar;  // unreachable
+}
+
 }  // namespace
+
+std::vector<ArgumentSlot> argument_slots(const OpDefinition& definition) {
+  const c10::FunctionSchema schema = torch::schema(definition.schema);
+  std::vector<ArgumentSlot> slots;
+  for (const c10::Argument& arg : schema.arguments()) slots.push_back({role_of(schema, arg), arg.name()});
+  return slots;
+}
 
 OpCall call_from_arguments(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> arguments, std::size_t first) {
   OpCall call;
@@ -34,6 +62,8 @@ OpCall call_from_arguments(const c10::FunctionSchema& schema, c10::ArrayRef<c10:
       call.training = value.toBool();
     } else if (arg.name() == "seed") {
       call.seed = static_cast<std::uint64_t>(value.toInt());
+    } else if (is_generator_argument(arg)) {
+      if (value.isGenerator()) call.generator = value.toGenerator();
     } else if (value.isDouble()) {
       call.scalars[arg.name()] = value.toDouble();
     } else if (value.isInt()) {
@@ -62,6 +92,8 @@ void push_arguments(const c10::FunctionSchema& schema, const OpCall& call, torch
       stack.emplace_back(call.training);
     } else if (arg.name() == "seed") {
       stack.emplace_back(static_cast<std::int64_t>(call.seed));
+    } else if (is_generator_argument(arg)) {
+      stack.emplace_back(call.generator ? c10::IValue(*call.generator) : c10::IValue());
     } else if (arg.type()->kind() == c10::TypeKind::IntType) {
       scalars_used.insert(arg.name());
       stack.emplace_back(static_cast<std::int64_t>(call.scalar(arg.name(), arg.default_value() ? arg.default_value()->toInt() : 0)));

@@ -1,14 +1,25 @@
 #pragma once
-// Between the dispatcher's boxed arguments and an OpCall, by the schema: Tensor and Tensor?
+// Between the dispatcher's arguments and an OpCall, by the schema: Tensor and Tensor?
 // arguments are the call's tensors (None = not given), float arguments its scalars, `bool
-// training` and `int seed` its training flag and dropout seed. The generic kernels use it, and so
-// does OpSpec::run, which calls the ops through the dispatcher.
+// training`, `int seed` and `Generator? generator` its training flag, dropout seed and generator.
+// The typed forward kernels use argument_slots (read once per op); the boxed backward and
+// Autograd kernels, and OpSpec::run, which calls the ops through the dispatcher, use the rest.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 
 #include "ops/op_definition.h"
 
 namespace crossdev::ops::library {
+
+// What one argument of an op's schema is in an OpCall.
+enum class ArgumentRole : std::uint8_t { Tensor, Scalar, Training, Seed, Generator };
+struct ArgumentSlot {
+  ArgumentRole role;
+  std::string name;  // the schema's argument name: OpCall::tensors / scalars key
+};
+// The op's schema arguments in order, each with its role; a type the OpCall cannot hold is an
+// error naming the argument.
+std::vector<ArgumentSlot> argument_slots(const OpDefinition& definition);
 
 // The schema's arguments from `first` on, as an OpCall; an `out` argument is skipped.
 OpCall call_from_arguments(const c10::FunctionSchema& schema, c10::ArrayRef<c10::IValue> arguments,

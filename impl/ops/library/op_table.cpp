@@ -1,7 +1,9 @@
 // The op table: the definitions CROSSDEV_REGISTER_OP added, in registration order. Filled during
-// static initialization of this library (one op.cpp at a time) and read-only afterwards.
+// static initialization of this library (one op.cpp at a time) and read-only afterwards; each row's
+// predicate lists (OpDefinition::checks) are built here, once.
 #include <deque>
 
+#include "ops/library/op_predicates.h"
 #include "ops/library/register_op.h"
 
 namespace crossdev::ops {
@@ -23,8 +25,10 @@ const OpDefinition& library::add_definition(OpDefinition definition) {
   Table& t = table();
   TORCH_CHECK(find_definition(definition.name) == nullptr, "crossdev op '", definition.name, "' registered twice");
   t.owned.push_back(std::move(definition));
-  t.rows.push_back(&t.owned.back());
-  return t.owned.back();
+  OpDefinition& added = t.owned.back();
+  added.checks = build_checks(added);  // after the move: a predicate may hold the row's address
+  t.rows.push_back(&added);
+  return added;
 }
 
 const std::vector<const OpDefinition*>& all_definitions() { return table().rows; }

@@ -1,17 +1,25 @@
 #pragma once
-// CROSSDEV_REGISTER_OP(<op>_definition): the one line an op folder's op.cpp ends with. It adds the
-// definition to the op table and registers with the PyTorch dispatcher, in the namespace that
-// library.cpp claims with TORCH_LIBRARY(crossdev, m):
+// CROSSDEV_REGISTER_OP(<op>_definition, <C++ signature>): the one line an op folder's op.cpp ends
+// with. The signature is the schema's in the dispatcher's C++ types, e.g. for
+// "modulate(Tensor x, Tensor shift, Tensor scale) -> Tensor":
+//   at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&)
+// (Tensor? -> const std::optional<at::Tensor>&, float -> double, int -> int64_t, bool -> bool,
+// Generator? -> std::optional<at::Generator>); the dispatcher refuses a signature that does not
+// match the schema when the library loads. It adds the definition to the op table and registers
+// with the PyTorch dispatcher, in the namespace that library.cpp claims with TORCH_LIBRARY(crossdev, m):
 //   schemas   crossdev::<op>, crossdev::<op>.out, crossdev::<op>_backward (op_schemas.h)
 //   CPU       the fused CPU kernel (the fallback when a fused-only predicate fails, logged)
 //   CUDA      the fused .cu kernel, when the CUDA kernels are built
 //   CompositeExplicitAutograd   the fallback composition: PrivateUse1 (sim), MPS, XPU, XLA and any
 //                               backend without a kernel of its own
-//   Meta      shapes and dtypes only (FakeTensor, torch.compile, torch.export)
+//   Meta      shapes and dtypes only (FakeTensor, torch.compile, torch.export); validates
+//             symbolic shapes with the same predicates
 //   Autograd  a torch::autograd::Function whose backward calls crossdev::<op>_backward
-// Kernels are boxed and generic: they read the schema, not a per-op signature (call_marshal.h).
+// The forward kernels are typed (typed_kernels.h); the backward and Autograd kernels are boxed and
+// read the schema (call_marshal.h).
 #include <torch/library.h>
 
+#include "ops/library/typed_kernels.h"
 #include "ops/op_definition.h"
 
 namespace crossdev::ops::library {
@@ -20,9 +28,6 @@ namespace crossdev::ops::library {
 const OpDefinition& add_definition(OpDefinition definition);
 
 void define_schemas(torch::Library& m, const OpDefinition& definition);
-void register_native_kernels(torch::Library& m, const OpDefinition& definition, c10::DispatchKey key);
-void register_composite_kernels(torch::Library& m, const OpDefinition& definition);
-void register_meta_kernels(torch::Library& m, const OpDefinition& definition);
 void register_autograd_kernels(torch::Library& m, const OpDefinition& definition);
 // crossdev::<op>_backward's kernels (backward_kernels.cpp); called by the forward registrations.
 void register_native_backward(torch::Library& m, const OpDefinition& definition, c10::DispatchKey key);
@@ -33,24 +38,31 @@ void register_meta_backward(torch::Library& m, const OpDefinition& definition);
 
 // Static registration of one op. Everything happens in the op's own translation unit, in order
 // (definition, schemas, kernels), so no registration can see a schema that is not there yet.
-#define CROSSDEV_REGISTER_OP(definition_fn)                                                            \
+#define CROSSDEV_REGISTER_OP(definition_fn, ...)                                                       \
   namespace {                                                                                          \
   const ::crossdev::ops::OpDefinition& crossdev_registered_op() {                                       \
     static const ::crossdev::ops::OpDefinition& def = ::crossdev::ops::library::add_definition(definition_fn()); \
     return def;                                                                                        \
   }                                                                                                    \
+  using crossdev_typed_kernels = ::crossdev::ops::library::TypedKernels<&crossdev_registered_op, __VA_ARGS__>; \
   }                                                                                                    \
   TORCH_LIBRARY_FRAGMENT(crossdev, m) { ::crossdev::ops::library::define_schemas(m, crossdev_registered_op()); } \
   TORCH_LIBRARY_IMPL(crossdev, CPU, m) {                                                               \
-    ::crossdev::ops::library::register_native_kernels(m, crossdev_registered_op(), c10::DispatchKey::CPU); \
+    if (crossdev_typed_kernels::register_native<c10::DispatchKey::CPU>(m))                            \
+      ::crossdev::ops::library::register_native_backward(m, crossdev_registered_op(), c10::DispatchKey::CPU); \
   }                                                                                                    \
   TORCH_LIBRARY_IMPL(crossdev, CUDA, m) {                                                              \
-    ::crossdev::ops::library::register_native_kernels(m, crossdev_registered_op(), c10::DispatchKey::CUDA); \
+    if (crossdev_typed_kernels::register_native<c10::DispatchKey::CUDA>(m))                               \
+      ::crossdev::ops::library::register_native_backward(m, crossdev_registered_op(), c10::DispatchKey::CUDA); \
   }                                                                                                    \
   TORCH_LIBRARY_IMPL(crossdev, CompositeExplicitAutograd, m) {                                         \
-    ::crossdev::ops::library::register_composite_kernels(m, crossdev_registered_op());                 \
+    crossdev_typed_kernels::register_composite(m);                                                     \
+    ::crossdev::ops::library::register_composite_backward(m, crossdev_registered_op());                \
   }                                                                                                    \
-  TORCH_LIBRARY_IMPL(crossdev, Meta, m) { ::crossdev::ops::library::register_meta_kernels(m, crossdev_registered_op()); } \
+  TORCH_LIBRARY_IMPL(crossdev, Meta, m) {                                                              \
+    crossdev_typed_kernels::register_meta(m);                                                          \
+    ::crossdev::ops::library::register_meta_backward(m, crossdev_registered_op());                     \
+  }                                                                                                    \
   TORCH_LIBRARY_IMPL(crossdev, Autograd, m) {                                                          \
     ::crossdev::ops::library::register_autograd_kernels(m, crossdev_registered_op());                  \
   }

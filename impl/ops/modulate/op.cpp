@@ -8,16 +8,16 @@ namespace {
 
 // [B|1, D] rows matching x[B, T, D].
 std::string check_rows(const char* name, const at::Tensor& rows, const at::Tensor& x) {
-  if (rows.dim() != 2 || rows.size(1) != x.size(2) || (rows.size(0) != 1 && rows.size(0) != x.size(0))) {
-    return std::string(name) + " must be [B or 1, D] = [" + std::to_string(x.size(0)) + " or 1, " +
-           std::to_string(x.size(2)) + "], got " + sizes_text(rows);
+  if (rows.dim() == 2 && sym_equal(rows.sym_size(1), x.sym_size(2)) && sym_one_or_equal(rows.sym_size(0), x.sym_size(0))) {
+    return "";
   }
-  return "";
+  return std::string(name) + " must be [B or 1, D] = [" + c10::str(x.sym_size(0)) + " or 1, " + c10::str(x.sym_size(2)) +
+         "], got " + sizes_text(rows);
 }
 
 Predicate modulate_shapes() {
   return {"modulate_shapes", [](const OpCall& call) -> std::string {
-            const at::Tensor x = call.tensor("x");
+            const at::Tensor& x = call.tensor("x");
             if (x.dim() != 3) return "x must be [B, T, D], got " + sizes_text(x);
             std::string why = check_rows("shift", call.tensor("shift"), x);
             return why.empty() ? check_rows("scale", call.tensor("scale"), x) : why;
@@ -81,4 +81,4 @@ OpDefinition modulate_definition() {
 
 }  // namespace crossdev::ops
 
-CROSSDEV_REGISTER_OP(crossdev::ops::modulate_definition)
+CROSSDEV_REGISTER_OP(crossdev::ops::modulate_definition, at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&))

@@ -8,11 +8,11 @@ namespace {
 
 Predicate rms_norm_shapes() {
   return {"rms_norm_shapes", [](const OpCall& call) -> std::string {
-            const at::Tensor x = call.tensor("x");
-            const at::Tensor weight = call.tensor("weight");
+            const at::Tensor& x = call.tensor("x");
+            const at::Tensor& weight = call.tensor("weight");
             if (x.dim() == 0) return "x must have at least one dimension, got a scalar";
-            if (weight.dim() != 1 || weight.size(0) != x.size(-1)) {
-              return "weight must be [D] = [" + std::to_string(x.size(-1)) + "], got " + sizes_text(weight);
+            if (weight.dim() != 1 || !sym_equal(weight.sym_size(0), x.sym_size(-1))) {
+              return "weight must be [D] = [" + c10::str(x.sym_size(-1)) + "], got " + sizes_text(weight);
             }
             if (call.scalar("eps", 1e-6) < 0.0) return "eps must be >= 0";
             return "";
@@ -86,4 +86,4 @@ OpDefinition rms_norm_definition() {
 
 }  // namespace crossdev::ops
 
-CROSSDEV_REGISTER_OP(crossdev::ops::rms_norm_definition)
+CROSSDEV_REGISTER_OP(crossdev::ops::rms_norm_definition, at::Tensor(const at::Tensor&, const at::Tensor&, double))

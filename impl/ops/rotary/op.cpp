@@ -8,14 +8,15 @@ namespace {
 
 Predicate rotary_shapes() {
   return {"rotary_shapes", [](const OpCall& call) -> std::string {
-            const at::Tensor x = call.tensor("x");
+            const at::Tensor& x = call.tensor("x");
             if (x.dim() != 4) return "x must be [B, T, H, Dh], got " + sizes_text(x);
-            if (x.size(3) % 2 != 0) return "Dh must be even for the half rotation, got " + std::to_string(x.size(3));
+            if (!sym_equal(x.sym_size(3) % 2, 0)) return "Dh must be even for the half rotation, got " + c10::str(x.sym_size(3));
             for (const char* name : {"cos", "sin"}) {
-              const at::Tensor table = call.tensor(name);
-              if (table.dim() != 2 || table.size(1) != x.size(3) || (table.size(0) != 1 && table.size(0) != x.size(1))) {
-                return std::string(name) + " must be [T or 1, Dh] = [" + std::to_string(x.size(1)) + " or 1, " +
-                       std::to_string(x.size(3)) + "], got " + sizes_text(table);
+              const at::Tensor& table = call.tensor(name);
+              if (table.dim() != 2 || !sym_equal(table.sym_size(1), x.sym_size(3)) ||
+                  !sym_one_or_equal(table.sym_size(0), x.sym_size(1))) {
+                return std::string(name) + " must be [T or 1, Dh] = [" + c10::str(x.sym_size(1)) + " or 1, " +
+                       c10::str(x.sym_size(3)) + "], got " + sizes_text(table);
               }
             }
             return "";
@@ -84,4 +85,4 @@ OpDefinition rotary_definition() {
 
 }  // namespace crossdev::ops
 
-CROSSDEV_REGISTER_OP(crossdev::ops::rotary_definition)
+CROSSDEV_REGISTER_OP(crossdev::ops::rotary_definition, at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&))

@@ -8,10 +8,10 @@ namespace {
 
 Predicate softmax_shapes() {
   return {"scaled_masked_softmax_shapes", [](const OpCall& call) -> std::string {
-            const at::Tensor scores = call.tensor("scores");
-            const at::Tensor mask = call.tensor("mask");
+            const at::Tensor& scores = call.tensor("scores");
+            const at::Tensor& mask = call.tensor("mask");
             if (scores.dim() == 0) return "scores must have at least one dimension (keys last), got a scalar";
-            if (mask.defined() && !broadcasts_to(mask.sizes(), scores.sizes())) {
+            if (mask.defined() && !broadcasts_to(mask.sym_sizes(), scores.sym_sizes())) {
               return "mask " + sizes_text(mask) + " must broadcast to scores " + sizes_text(scores);
             }
             return "";
@@ -96,4 +96,5 @@ OpDefinition scaled_masked_softmax_definition() {
 
 }  // namespace crossdev::ops
 
-CROSSDEV_REGISTER_OP(crossdev::ops::scaled_masked_softmax_definition)
+CROSSDEV_REGISTER_OP(crossdev::ops::scaled_masked_softmax_definition,
+                     at::Tensor(const at::Tensor&, const std::optional<at::Tensor>&, double))

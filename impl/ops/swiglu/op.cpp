@@ -8,9 +8,9 @@ namespace {
 
 Predicate swiglu_shapes() {
   return {"swiglu_shapes", [](const OpCall& call) -> std::string {
-            const at::Tensor gate = call.tensor("gate");
-            const at::Tensor up = call.tensor("up");
-            if (broadcastable(gate.sizes(), up.sizes())) return "";
+            const at::Tensor& gate = call.tensor("gate");
+            const at::Tensor& up = call.tensor("up");
+            if (broadcastable(gate.sym_sizes(), up.sym_sizes())) return "";
             return "gate " + sizes_text(gate) + " and up " + sizes_text(up) + " must broadcast";
           }};
 }
@@ -73,4 +73,4 @@ OpDefinition swiglu_definition() {
 
 }  // namespace crossdev::ops
 
-CROSSDEV_REGISTER_OP(crossdev::ops::swiglu_definition)
+CROSSDEV_REGISTER_OP(crossdev::ops::swiglu_definition, at::Tensor(const at::Tensor&, const at::Tensor&))

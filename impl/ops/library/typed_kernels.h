@@ -1,0 +1,160 @@
+#pragma once
+// The typed forward kernels of one op: crossdev::<op> and crossdev::<op>.out registered with
+// m.impl(name, TORCH_FN(...)), so the dispatcher calls a C++ function with the op's own signature
+// (no boxing on a C++ call, and the dispatcher's own unboxing from Python).
+//
+// The signature is written once, next to the schema, in the op's CROSSDEV_REGISTER_OP line; the
+// dispatcher compares it with the schema when the kernel is registered and refuses a mismatch at
+// load. What each argument means (an input tensor, a scalar, `training`, `seed`, the generator)
+// comes from the schema's argument names, read once at registration (argument_slots): a call
+// copies its arguments into an OpCall's slots by position, with no lookup of the op, no map and
+// no string built while the call is valid. The kernels' logic is not templated (forward_kernels.cpp).
+#include <torch/library.h>
+
+#include <optional>
+#include <vector>
+
+#include "ops/library/call_marshal.h"
+#include "ops/op_definition.h"
+
+namespace crossdev::ops::library {
+
+// The kernels' bodies (forward_kernels.cpp): `call` holds the op's arguments.
+at::Tensor native_forward(const OpDefinition& definition, c10::DispatchKey key, OpCall& call);
+void native_forward_out(const OpDefinition& definition, c10::DispatchKey key, OpCall& call, const at::Tensor& out);
+at::Tensor composite_forward(const OpDefinition& definition, OpCall& call);
+void composite_forward_out(const OpDefinition& definition, OpCall& call, const at::Tensor& out);
+at::Tensor meta_forward(const OpDefinition& definition, OpCall& call);
+void meta_forward_out(const OpDefinition& definition, OpCall& call, const at::Tensor& out);
+// The fused kernel of `key` (CPU or CUDA), nullptr when not built.
+KernelFn native_kernel(const OpDefinition& definition, c10::DispatchKey key);
+// Whether <op>.out's schema returns `out` (`-> Tensor(a!)`) rather than nothing (`-> ()`).
+bool out_overload_returns_out(const OpDefinition& definition);
+
+// One argument of the typed kernel into the call (the slot says which role the schema gives it).
+inline void put_argument(OpCall& call, const ArgumentSlot& slot, const at::Tensor& t) {
+  if (t.defined()) call.tensors[slot.name] = t;
+}
+inline void put_argument(OpCall& call, const ArgumentSlot& slot, const std::optional<at::Tensor>& t) {
+  if (t.has_value() && t->defined()) call.tensors[slot.name] = *t;
+}
+inline void put_argument(OpCall& call, const ArgumentSlot& slot, double value) { call.scalars[slot.name] = value; }
+inline void put_argument(OpCall& call, const ArgumentSlot& slot, std::int64_t value) {
+  if (slot.role == ArgumentRole::Seed) {
+    call.seed = static_cast<std::uint64_t>(value);
+  } else {
+    call.scalars[slot.name] = static_cast<double>(value);
+  }
+}
+inline void put_argument(OpCall& call, const ArgumentSlot& /*training*/, bool value) { call.training = value; }
+inline void put_argument(OpCall& call, const ArgumentSlot& /*generator*/, const std::optional<at::Generator>& g) {
+  call.generator = g;
+}
+
+template <const OpDefinition& (*Definition)(), typename Signature>
+struct TypedKernels;
+
+template <const OpDefinition& (*Definition)(), typename... Args>
+struct TypedKernels<Definition, at::Tensor(Args...)> {
+  // Set once by prepare(), during static registration; constant-initialized to null before.
+  static inline const OpDefinition* definition = nullptr;
+  static inline const std::vector<ArgumentSlot>* slots = nullptr;
+
+  static void prepare() {
+    if (slots != nullptr) return;
+    definition = &Definition();
+    auto* s = new std::vector<ArgumentSlot>(argument_slots(*definition));  // lives as long as the kernels
+    TORCH_CHECK(s->size() == sizeof...(Args), "crossdev op '", definition->name, "': CROSSDEV_REGISTER_OP's signature has ",
+                sizeof...(Args), " arguments but the schema '", definition->schema, "' has ", s->size());
+    slots = s;
+  }
+
+  static void fill(OpCall& call, const Args&... args) {
+    const ArgumentSlot* slot = slots->data();
+    (put_argument(call, *slot++, args), ...);  // left to right: the schema's order
+  }
+
+  template <c10::DispatchKey Key>
+  static at::Tensor native(Args... args) {
+    OpCall call;
+    fill(call, args...);
+    return native_forward(*definition, Key, call);
+  }
+  template <c10::DispatchKey Key>
+  static void native_out(Args... args, at::Tensor& out) {
+    OpCall call;
+    fill(call, args...);
+    native_forward_out(*definition, Key, call, out);
+  }
+  template <c10::DispatchKey Key>
+  static at::Tensor& native_out_returning(Args... args, at::Tensor& out) {
+    native_out<Key>(args..., out);
+    return out;
+  }
+
+  static at::Tensor composite(Args... args) {
+    OpCall call;
+    fill(call, args...);
+    return composite_forward(*definition, call);
+  }
+  static void composite_out(Args... args, at::Tensor& out) {
+    OpCall call;
+    fill(call, args...);
+    composite_forward_out(*definition, call, out);
+  }
+  static at::Tensor& composite_out_returning(Args... args, at::Tensor& out) {
+    composite_out(args..., out);
+    return out;
+  }
+
+  static at::Tensor meta(Args... args) {
+    OpCall call;
+    fill(call, args...);
+    return meta_forward(*definition, call);
+  }
+  static void meta_out(Args... args, at::Tensor& out) {
+    OpCall call;
+    fill(call, args...);
+    meta_forward_out(*definition, call, out);
+  }
+  static at::Tensor& meta_out_returning(Args... args, at::Tensor& out) {
+    meta_out(args..., out);
+    return out;
+  }
+
+  static std::string out_name() { return std::string(Definition().name) + ".out"; }
+
+  // False (and nothing registered) when the op has no fused kernel for `Key` (CUDA not built).
+  template <c10::DispatchKey Key>
+  static bool register_native(torch::Library& m) {
+    if (native_kernel(Definition(), Key) == nullptr) return false;
+    prepare();
+    m.impl(Definition().name, TORCH_FN((&TypedKernels::native<Key>)));
+    if (out_overload_returns_out(Definition())) {
+      m.impl(out_name().c_str(), TORCH_FN((&TypedKernels::native_out_returning<Key>)));
+    } else {
+      m.impl(out_name().c_str(), TORCH_FN((&TypedKernels::native_out<Key>)));
+    }
+    return true;
+  }
+  static void register_composite(torch::Library& m) {
+    prepare();
+    m.impl(Definition().name, TORCH_FN(&TypedKernels::composite));
+    if (out_overload_returns_out(Definition())) {
+      m.impl(out_name().c_str(), TORCH_FN(&TypedKernels::composite_out_returning));
+    } else {
+      m.impl(out_name().c_str(), TORCH_FN(&TypedKernels::composite_out));
+    }
+  }
+  static void register_meta(torch::Library& m) {
+    prepare();
+    m.impl(Definition().name, TORCH_FN(&TypedKernels::meta));
+    if (out_overload_returns_out(Definition())) {
+      m.impl(out_name().c_str(), TORCH_FN(&TypedKernels::meta_out_returning));
+    } else {
+      m.impl(out_name().c_str(), TORCH_FN(&TypedKernels::meta_out));
+    }
+  }
+};
+
+}  // namespace crossdev::ops::library

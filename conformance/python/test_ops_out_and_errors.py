@@ -1,5 +1,5 @@
 """The `.out` overloads and the errors of torch.ops.crossdev: every op has `<op>.out`, which
-writes into a given tensor and refuses one of the wrong size (unless empty, which it resizes),
+writes into a given tensor (and returns nothing) and refuses one of the wrong size (unless empty, which it resizes),
 the wrong dtype, or one that overlaps an input. Bad calls raise RuntimeError naming the op,
 the argument and what was expected; they never crash and never return a wrong result."""
 import pytest
@@ -20,8 +20,8 @@ def test_out_writes_the_same_values_into_the_given_tensor(op):
     args = inputs(op)
     want = getattr(torch.ops.crossdev, op)(*args)
     out = torch.full_like(want, float("nan"))
-    got = getattr(torch.ops.crossdev, op).out(*args, out=out)
-    assert got.data_ptr() == out.data_ptr()
+    returned = getattr(torch.ops.crossdev, op).out(*args, out=out)
+    assert returned is None  # `-> ()`: a custom op that writes into out must not also return it
     torch.testing.assert_close(out, want, rtol=0, atol=0)
 
 

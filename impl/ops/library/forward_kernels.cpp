@@ -71,18 +71,17 @@ void check_out(const BoxedCall& boxed, const at::Tensor& out, c10::SymIntArrayRe
   }
 }
 
+// The functional overload returns its result; .out returns nothing (`-> ()`, op_schemas.h): the
+// result is written into out.
 void push_result(BoxedCall& boxed, at::Tensor result, torch::jit::Stack* stack) {
   result = result.contiguous();
-  if (boxed.out.defined() && result.is_same(boxed.out)) {  // the kernel wrote into out (OpCall::out)
+  if (!boxed.out.defined()) {
     stack->emplace_back(std::move(result));
     return;
   }
-  if (boxed.out.defined()) {
-    check_out(boxed, boxed.out, result.sym_sizes(), result.scalar_type(), result.device());
-    boxed.out.copy_(result);
-    result = boxed.out;
-  }
-  stack->emplace_back(std::move(result));
+  if (result.is_same(boxed.out)) return;  // the kernel wrote into out (OpCall::out)
+  check_out(boxed, boxed.out, result.sym_sizes(), result.scalar_type(), result.device());
+  boxed.out.copy_(result);
 }
 
 KernelFn native_kernel(const OpDefinition& def, c10::DispatchKey key) {
@@ -136,12 +135,11 @@ void meta_forward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     const at::Tensor t = boxed.call.tensor(from[i]);
     if (t.defined()) shape = at::infer_size_symdimvector(shape, t.sym_sizes());
   }
-  at::Tensor result = at::empty_symint(shape, first.options().memory_format(c10::MemoryFormat::Contiguous));
-  if (boxed.out.defined()) {
-    check_out(boxed, boxed.out, result.sym_sizes(), result.scalar_type(), result.device());
-    result = boxed.out;
+  if (boxed.out.defined()) {  // .out returns nothing
+    check_out(boxed, boxed.out, shape, first.scalar_type(), first.device());
+    return;
   }
-  stack->emplace_back(std::move(result));
+  stack->emplace_back(at::empty_symint(shape, first.options().memory_format(c10::MemoryFormat::Contiguous)));
 }
 
 }  // namespace

@@ -32,8 +32,10 @@ def argument_names(op):
 
 
 def eval_mode_arguments(op, shape_set, device):
-    """float64 arguments, differentiable inputs requiring grad; a training flag set to False."""
+    """float64 contiguous arguments, differentiable inputs requiring grad; a training flag set to False."""
     args = op_arguments(op, shape_set, torch.float64, device, requires_grad=True)
+    # gradcheck perturbs inputs element by element: expanded (stride 0) ones are materialized
+    args = [a.detach().contiguous().requires_grad_(a.requires_grad) if isinstance(a, torch.Tensor) else a for a in args]
     names = argument_names(op)
     if "training" in names:
         args[names.index("training")] = False

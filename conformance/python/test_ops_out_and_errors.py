@@ -1,5 +1,6 @@
 """The `.out` overloads and the errors of torch.ops.crossdev: every op has `<op>.out`, which
-writes into a given tensor, resizes one of the wrong shape as ATen's out= overloads do
+writes into a given tensor and returns nothing (`-> ()`: a custom op that mutates an argument
+must not also return it), resizes one of the wrong shape as ATen's out= overloads do
 (at::native::resize_output: silently when it is empty, with ATen's warning when it had elements),
 and refuses the wrong dtype or one that overlaps an input. Bad calls raise ATen's error types
 (issue 23): a shape or a value out of range ValueError, a dtype TypeError, a device mix
@@ -25,8 +26,8 @@ def test_out_writes_the_same_values_into_the_given_tensor(op):
     args = inputs(op)
     want = getattr(torch.ops.crossdev, op)(*args)
     out = torch.full_like(want, float("nan"))
-    got = getattr(torch.ops.crossdev, op).out(*args, out=out)
-    assert got.data_ptr() == out.data_ptr()
+    returned = getattr(torch.ops.crossdev, op).out(*args, out=out)
+    assert returned is None  # `-> ()`: a custom op that writes into out must not also return it
     torch.testing.assert_close(out, want, rtol=0, atol=0)
 
 

@@ -2,9 +2,18 @@
 // grad, a torch::autograd::Function runs the op below autograd and, in backward, calls
 // crossdev::<op>_backward through the dispatcher, so the backward is the backend's own kernel
 // (fused where there is one) and traceable like any other op (AOTAutograd, torch.compile).
+// crossdev::<op>_backward: differentiable too (double backward, gradgradcheck). Its forward is
+// the backend's backward kernel, run below autograd as above; its own backward differentiates the
+// fallback composition twice (ATen's autograd over the reference), on the saved arguments, so the
+// first-order gradient stays the fused one and the second-order one is the reference's. A call in
+// training mode (a random dropout mask) has no double backward: it raises naming the op.
 // crossdev::<op>.out: refuses inputs that require grad, as ATen's out= overloads do.
+#include <map>
+
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/GradMode.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "ops/library/call_marshal.h"
@@ -88,6 +97,121 @@ class OpFunction : public torch::autograd::Function<OpFunction> {
   }
 };
 
+// Second-order gradients of the fallback composition at `call`: the gradient of
+// sum_k <first_k, grad_of_first[k]>, where first_k is the derived gradient of the input named k,
+// with respect to grad_out ("grad_out") and to every differentiable input (by name). An argument
+// that requires grad is reached through an alias of itself, so with `create_graph` the result
+// stays connected to the caller's graph (third order), and an argument passed twice gets its
+// partial gradients; any other argument gets a fresh leaf.
+std::map<std::string, at::Tensor> fallback_double_backward(const OpDefinition& def, const OpCall& call,
+                                                           const at::Tensor& grad_out,
+                                                           const std::map<std::string, at::Tensor>& grad_of_first,
+                                                           bool create_graph) {
+  // Called from the autograd engine, or below the Autograd key (a kernel calling autograd): the
+  // fallback's graph must be recorded, so the autograd keys are included for this scope.
+  c10::impl::LocalDispatchKeySet tls = c10::impl::tls_local_dispatch_key_set();
+  tls.excluded_ = tls.excluded_ - c10::autograd_dispatch_keyset_with_ADInplaceOrView;
+  c10::impl::ForceDispatchKeyGuard autograd_on(tls);
+  at::AutoGradMode enable_grad(true);
+  const auto stand_in = [](const at::Tensor& t) { return t.requires_grad() ? t.view_as(t) : t.detach().requires_grad_(true); };
+
+  const at::Tensor g = stand_in(grad_out);
+  OpCall leaf_call = call;
+  std::vector<std::string> names;
+  std::vector<at::Tensor> leaves;
+  for (const InputSpec& in : def.inputs) {
+    if (!in.differentiable || !call.tensor(in.name).defined()) continue;
+    leaf_call.tensors[in.name] = stand_in(call.tensor(in.name));
+    names.emplace_back(in.name);
+    leaves.push_back(leaf_call.tensors[in.name]);
+  }
+  std::map<std::string, at::Tensor> result;
+  if (leaves.empty()) return result;
+  const at::Tensor out = def.fallback(leaf_call);
+  const torch::autograd::variable_list first =
+      torch::autograd::grad({out}, leaves, {g}, /*retain_graph=*/true, /*create_graph=*/true, /*allow_unused=*/true);
+  std::vector<at::Tensor> outputs, seeds;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    const auto seed = grad_of_first.find(names[k]);
+    if (seed == grad_of_first.end() || !seed->second.defined() || !first[k].defined() || !first[k].requires_grad()) continue;
+    outputs.push_back(first[k]);
+    seeds.push_back(seed->second);
+  }
+  if (outputs.empty()) return result;  // the first-order gradients do not depend on the arguments
+  std::vector<at::Tensor> wrt{g};
+  wrt.insert(wrt.end(), leaves.begin(), leaves.end());
+  const torch::autograd::variable_list second =
+      torch::autograd::grad(outputs, wrt, seeds, /*retain_graph=*/create_graph, create_graph, /*allow_unused=*/true);
+  result["grad_out"] = second[0];
+  for (std::size_t k = 0; k < names.size(); ++k) result[names[k]] = second[k + 1];
+  return result;
+}
+
+// crossdev::<op>_backward as a differentiable function. Edges: grad_out, then the defined
+// differentiable inputs in schema order (their names are saved as "edges").
+class BackwardOpFunction : public torch::autograd::Function<BackwardOpFunction> {
+ public:
+  static variable_list forward(AutogradContext* ctx, const OpDefinition* def, const c10::OperatorHandle* op,
+                               const std::vector<c10::IValue>* arguments, const c10::List<std::string>* edges,
+                               at::TensorList differentiable) {
+    (void)differentiable;
+    std::vector<at::Tensor> saved;
+    c10::impl::GenericList rest(c10::AnyType::get());
+    for (const c10::IValue& arg : *arguments) {
+      saved.push_back(arg.isTensor() ? arg.toTensor() : at::Tensor());
+      rest.push_back(arg.isTensor() ? c10::IValue() : arg);
+    }
+    ctx->save_for_backward(saved);
+    ctx->saved_data["arguments"] = rest;
+    ctx->saved_data["op"] = std::string(def->name);
+    ctx->saved_data["edges"] = *edges;
+
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    torch::jit::Stack stack(arguments->begin(), arguments->end());
+    op->callBoxed(stack);
+    variable_list grads;
+    for (const c10::IValue& v : stack) grads.push_back(v.toTensor());
+    return grads;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_of_grads) {
+    const OpDefinition& def = *find_definition(ctx->saved_data["op"].toStringRef());
+    const c10::OperatorHandle backward_op = operator_handle(backward_name(def));
+    const variable_list saved = ctx->get_saved_variables();
+    const c10::List<c10::IValue> rest = ctx->saved_data["arguments"].toList();
+    const c10::List<std::string> edges = ctx->saved_data["edges"].to<c10::List<std::string>>();
+
+    std::vector<c10::IValue> arguments;
+    for (std::size_t i = 0; i < saved.size(); ++i) arguments.emplace_back(saved[i].defined() ? c10::IValue(saved[i]) : rest.get(i));
+    const OpCall call = call_from_arguments(backward_op.schema(), c10::ArrayRef<c10::IValue>(arguments).slice(1), /*first=*/1);
+
+    // grad_of_grads: one per output of <op>_backward, i.e. per differentiable input in
+    // OpDefinition::inputs order.
+    std::map<std::string, at::Tensor> grad_of_first;
+    std::size_t output = 0;
+    for (const InputSpec& in : def.inputs) {
+      if (!in.differentiable) continue;
+      if (output < grad_of_grads.size() && grad_of_grads[output].defined()) grad_of_first[in.name] = grad_of_grads[output];
+      ++output;
+    }
+    variable_list out(kLeadingArgs + 1);  // no gradient for the non-tensor arguments (def, op, arguments, edges)
+    if (grad_of_first.empty()) {
+      out.resize(out.size() + edges.size());
+      return out;
+    }
+    TORCH_CHECK(!call.training, "crossdev::", def.name, "_backward: double backward (the gradient of a gradient) is not "
+                "supported in training mode: the dropout mask is random, and the second derivative would need the "
+                "first's mask. Differentiate ", def.name, " once, or call it with training=False");
+    const std::map<std::string, at::Tensor> second =
+        fallback_double_backward(def, call, saved[0], grad_of_first, c10::GradMode::is_enabled());
+    for (std::size_t k = 0; k < edges.size(); ++k) {
+      const auto found = second.find(edges.get(k));
+      out.push_back(ctx->needs_input_grad(k) && found != second.end() ? found->second : at::Tensor());
+    }
+    return out;
+  }
+};
+
 void autograd_forward(const c10::OperatorHandle& op, c10::DispatchKeySet keys, torch::jit::Stack* stack) {
   const c10::FunctionSchema& schema = op.schema();
   const OpDefinition& def = definition_of(schema.operator_name());
@@ -107,6 +231,33 @@ void autograd_forward(const c10::OperatorHandle& op, c10::DispatchKeySet keys, t
   }
   torch::jit::drop(*stack, n);
   stack->emplace_back(OpFunction::apply(&def, &op, &arguments, at::TensorList(differentiable)));
+}
+
+// crossdev::<op>_backward: grad_out and the differentiable inputs are its differentiable arguments.
+void autograd_backward(const c10::OperatorHandle& op, c10::DispatchKeySet keys, torch::jit::Stack* stack) {
+  const c10::FunctionSchema& schema = op.schema();
+  const OpDefinition& def = definition_of(schema.operator_name());
+  const std::size_t n = schema.arguments().size();
+  std::vector<c10::IValue> arguments(stack->end() - static_cast<std::ptrdiff_t>(n), stack->end());
+  std::vector<at::Tensor> differentiable;
+  c10::List<std::string> edges;
+  bool requires_grad = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string& name = schema.arguments()[i].name();
+    if (!arguments[i].isTensor() || !(i == 0 || is_differentiable_input(def, name))) continue;
+    differentiable.push_back(arguments[i].toTensor());
+    edges.push_back(name);
+    requires_grad = requires_grad || differentiable.back().requires_grad();
+  }
+  if (!requires_grad || !c10::GradMode::is_enabled()) {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    op.redispatchBoxed(keys & c10::after_ADInplaceOrView_keyset, stack);
+    return;
+  }
+  torch::jit::drop(*stack, n);
+  for (at::Tensor& grad : BackwardOpFunction::apply(&def, &op, &arguments, &edges, at::TensorList(differentiable))) {
+    stack->emplace_back(std::move(grad));
+  }
 }
 
 void autograd_out(const c10::OperatorHandle& op, c10::DispatchKeySet keys, torch::jit::Stack* stack) {
@@ -129,6 +280,7 @@ void autograd_out(const c10::OperatorHandle& op, c10::DispatchKeySet keys, torch
 void register_autograd_kernels(torch::Library& m, const OpDefinition& definition) {
   m.impl(definition.name, torch::CppFunction::makeFromBoxedFunction<&autograd_forward>());
   m.impl((std::string(definition.name) + ".out").c_str(), torch::CppFunction::makeFromBoxedFunction<&autograd_out>());
+  m.impl(backward_name(definition).c_str(), torch::CppFunction::makeFromBoxedFunction<&autograd_backward>());
 }
 
 }  // namespace crossdev::ops::library

@@ -40,8 +40,29 @@ BackwardCall pop_backward(const c10::OperatorHandle& op, torch::jit::Stack* stac
   return b;
 }
 
-// `grads` has one entry per OpDefinition::inputs; pushes the differentiable ones.
+bool shares_storage(const at::Tensor& a, const at::Tensor& b) {
+  return a.defined() && b.defined() && a.has_storage() && b.has_storage() && a.is_alias_of(b);
+}
+
+// True when `t` shares storage with grad_out, an input of the call or a gradient already pushed.
+bool aliases_any(const at::Tensor& t, const BackwardCall& b, const torch::jit::Stack& stack, std::size_t first_grad) {
+  if (shares_storage(t, b.grad_out)) return true;
+  for (const auto& [name, input] : b.call.tensors) {
+    if (shares_storage(t, input)) return true;
+  }
+  for (std::size_t k = first_grad; k < stack.size(); ++k) {
+    if (shares_storage(t, stack[k].toTensor())) return true;
+  }
+  return false;
+}
+
+// `grads` has one entry per OpDefinition::inputs; pushes the differentiable ones. The schema says
+// every gradient is a new tensor (`-> (Tensor, Tensor, ...)`, no alias annotation), so a gradient
+// that shares storage with another output or an argument is copied: a fused backward may return
+// views of one buffer (modulate's and layer_norm_modulate's column sums for shift and scale in
+// float64), and a derived one may hand grad_out back unchanged (an identity path).
 void push_grads(const BackwardCall& b, const std::vector<at::Tensor>& grads, torch::jit::Stack* stack) {
+  const std::size_t first_grad = stack->size();
   for (std::size_t i = 0; i < b.def.inputs.size(); ++i) {
     const InputSpec& in = b.def.inputs[i];
     if (!in.differentiable) continue;
@@ -49,7 +70,9 @@ void push_grads(const BackwardCall& b, const std::vector<at::Tensor>& grads, tor
     if (!input.defined()) {
       stack->emplace_back(at::empty({0}, b.grad_out.options()));
     } else if (i < grads.size() && grads[i].defined()) {
-      stack->emplace_back(grads[i].contiguous());
+      at::Tensor grad = grads[i].contiguous();
+      if (aliases_any(grad, b, *stack, first_grad)) grad = grad.clone(at::MemoryFormat::Contiguous);
+      stack->emplace_back(std::move(grad));
     } else {
       stack->emplace_back(at::zeros_like(input, at::MemoryFormat::Contiguous));  // does not reach the output
     }

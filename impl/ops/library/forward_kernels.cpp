@@ -53,6 +53,12 @@ void prepare_out(const OpDefinition& def, const OpCall& call, const at::Tensor& 
   TORCH_CHECK(out.device() == first.device(), "crossdev::", def.name, ".out: out is on ", out.device(),
               " but the inputs are on ", first.device());
   at::native::resize_output_symint(out, result_shape(def, call));
+  // Overlap needs concrete sizes (get_overlap_status reads numel()): under symbolic shapes (Meta,
+  // FakeTensor) it is left to the real kernel, which runs this check with the real sizes.
+  if (out.unsafeGetTensorImpl()->has_symbolic_sizes_strides()) return;
+  for (const auto& [name, t] : call.tensors) {
+    if (t.defined() && t.unsafeGetTensorImpl()->has_symbolic_sizes_strides()) return;
+  }
   at::assert_no_internal_overlap(out);
   for (const auto& [name, t] : call.tensors) {
     TORCH_CHECK(!t.defined() || at::get_overlap_status(out, t) == at::MemOverlapStatus::No, "crossdev::", def.name,

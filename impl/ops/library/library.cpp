@@ -11,10 +11,15 @@ TORCH_LIBRARY(crossdev, m) {
 namespace crossdev::ops::library {
 
 void define_schemas(torch::Library& m, const OpDefinition& definition) {
-  // pt2_compliant_tag: the op is checked by torch.library.opcheck (conformance/python/test_opcheck.py).
+  // pt2_compliant_tag: the overload passes torch.library.opcheck on every device
+  // (conformance/python/test_opcheck.py, which also checks that the tags are exactly these).
   m.def(definition.schema, {at::Tag::pt2_compliant_tag});
-  m.def(out_schema(definition).c_str());
-  m.def(backward_schema(definition).c_str());
+  m.def(out_schema(definition).c_str(), {at::Tag::pt2_compliant_tag});
+  if (backward_is_differentiable(definition)) {
+    m.def(backward_schema(definition).c_str(), {at::Tag::pt2_compliant_tag});
+  } else {
+    m.def(backward_schema(definition).c_str());
+  }
 }
 
 }  // namespace crossdev::ops::library

@@ -37,7 +37,11 @@ std::size_t differentiable_count(const OpDefinition& definition) {
 std::string out_schema(const OpDefinition& definition) {
   const SplitSchema s = split(definition);
   const bool has_kwargs = s.arguments.find('*') != std::string::npos;
-  return s.name + ".out(" + s.arguments + (has_kwargs ? ", " : ", *, ") + "Tensor(a!) out) -> Tensor(a!)";
+  return s.name + ".out(" + s.arguments + (has_kwargs ? ", " : ", *, ") + "Tensor(a!) out) -> ()";
+}
+
+bool backward_is_differentiable(const OpDefinition& definition) {
+  return split(definition).arguments.find("bool training") == std::string::npos;
 }
 
 std::string backward_name(const OpDefinition& definition) { return std::string(definition.name) + std::string(kBackwardSuffix); }

@@ -1,8 +1,11 @@
 #pragma once
 // The three schemas of an op, all derived from the one line in its op.cpp:
 //   crossdev::modulate(Tensor x, Tensor shift, Tensor scale) -> Tensor
-//   crossdev::modulate.out(Tensor x, Tensor shift, Tensor scale, *, Tensor(a!) out) -> Tensor(a!)
+//   crossdev::modulate.out(Tensor x, Tensor shift, Tensor scale, *, Tensor(a!) out) -> ()
 //   crossdev::modulate_backward(Tensor grad_out, Tensor x, Tensor shift, Tensor scale) -> (Tensor, Tensor, Tensor)
+// The .out overload returns nothing: a custom op that mutates an argument must not also return it
+// (ATen's `-> Tensor(a!)` convention does not carry over; AOTAutograd refuses a custom op whose
+// output has an alias annotation), so the result is the `out` the caller passed.
 // The backward returns one gradient per differentiable input (OpDefinition::inputs order); an
 // input that was not given gets an empty tensor in its slot.
 #include <ATen/core/operator_name.h>
@@ -21,6 +24,10 @@ std::string out_schema(const OpDefinition& definition);
 std::string backward_schema(const OpDefinition& definition);
 std::string backward_name(const OpDefinition& definition);  // "<op>_backward"
 std::size_t differentiable_count(const OpDefinition& definition);
+// False for an op with a training mode (`bool training`: a random dropout mask): a call in that
+// mode has no double backward (autograd_kernels.cpp raises naming the op), so its _backward fails
+// opcheck's gradient check and is not tagged pt2_compliant (library.cpp).
+bool backward_is_differentiable(const OpDefinition& definition);
 
 // "crossdev::modulate" -> the definition; "crossdev::modulate_backward" -> the same definition.
 const OpDefinition& definition_of(const c10::OperatorName& name);

@@ -108,3 +108,10 @@ def test_selection_problems_name_the_nearest_matches(op_db):
     assert "nearest: tan, tanh" in selection_problem(op_db, "tahn")
     assert "selects no OpInfo" in selection_problem(op_db, "nosuchop.*")
     assert "exclude" in selection_problem(op_db, "tan*", exclude=["tan*"])
+
+
+def test_a_row_that_selects_nothing_is_fatal_at_run_time_too():
+    rc, lines, err = worker(run_request(opinfo="nosuchop*"))
+    assert rc == 0, err
+    assert lines[0].startswith("FATAL the glob 'nosuchop*' selects no OpInfo"), lines
+    assert lines[1:] == ["DONE"], "no PLAN: never an empty, silently green row"

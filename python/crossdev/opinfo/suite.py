@@ -150,6 +150,10 @@ def run(request, out) -> None:
     op_db = _op_db_or_fatal(out)
     if op_db is None:
         return
+    problem = selection.selection_problem(op_db, request["row"].get("opinfo"), request["row"].get("exclude", []))
+    if problem:  # never an empty, silently green row (the engine checks first, but not every front end does)
+        out.fatal(problem)
+        return
     cases = plan(op_db, request["row"])
     out.plan(len(cases))
     for index in range(request.get("start", 0), len(cases)):

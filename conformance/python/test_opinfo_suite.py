@@ -81,3 +81,13 @@ def test_an_unknown_device_kind_is_bad_input_at_load(cli, tmp_path):
                           .replace("[mps]", "[gpu9]"))
     proc, _, _ = run(cli, tmp_path, matrix)
     assert proc.returncode == 2 and f"{matrix}:3:" in proc.stderr and "unknown device kind 'gpu9'" in proc.stderr
+
+
+def test_the_pytest_plugin_collects_one_item_per_case_and_runs_them(tmp_path):
+    from plugin_runner import run_pytest
+    matrix = write_matrix(tmp_path, ROW.format(id="tan", opinfo="tan*", dtypes="float32", checks="forward"))
+    proc = run_pytest(str(matrix), "--crossdev-simulate", "mps", "-q", "-rA", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "opinfo_t.yaml::t.tan/tan/mps/float32/forward" in proc.stdout
+    assert "opinfo_t.yaml::t.tan/tanh/mps/float32/forward" in proc.stdout
+    assert "2 passed" in proc.stdout and "did not announce" not in proc.stdout + proc.stderr

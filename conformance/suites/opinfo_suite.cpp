@@ -60,10 +60,10 @@ void write_setup(json::Writer& w, const RunContext& ctx) {
   w.end_array();
 }
 
-std::string run_request(const Row& row, const RunContext& ctx, long start) {
+std::string row_request(const char* request, const Row& row, const RunContext& ctx, long start) {
   json::Writer w(0);
   w.begin_object();
-  w.field("request", "run");
+  w.field("request", request);
   w.field("suite", "opinfo");
   write_setup(w, ctx);
   w.key("kinds").begin_object();
@@ -96,6 +96,31 @@ class OpInfoSuite final : public Suite {
     if (row.has("exclude")) row.str_list("exclude");
     if (row.has("max_samples") && row.integer("max_samples") < 1) row.fail("max_samples", "expected an integer >= 1");
     if (row.has("case_timeout") && !(row.number("case_timeout") > 0)) row.fail("case_timeout", "expected seconds > 0");
+  }
+
+  // The cases run() will return, from the worker's plan (the pytest plugin's items).
+  std::vector<PlannedCase> plan(const Row& row, const RunContext& ctx) const override {
+    PythonWorker worker(row_request("plan", row, ctx, 0));
+    std::vector<PlannedCase> cases;
+    std::string line;
+    bool done = false;
+    while (worker.next_line(&line, 600) == PythonWorker::Read::Line) {
+      if (line.rfind("ITEM ", 0) == 0) {
+        const std::size_t tab1 = line.find('\t'), tab2 = line.find('\t', tab1 + 1);
+        if (tab1 == std::string::npos || tab2 == std::string::npos) continue;
+        PlannedCase c;
+        c.id = unescape(line.substr(tab1 + 1, tab2 - tab1 - 1));
+        c.device_kind = unescape(line.substr(tab2 + 1));
+        cases.push_back(std::move(c));
+      } else if (line.rfind("FATAL ", 0) == 0) {
+        throw YamlError(row.where("opinfo"), "row '" + row.id() + "': " + unescape(line.substr(6)));
+      } else if (line == "DONE") {
+        done = true;
+      }
+    }
+    const std::string ended = worker.finish(!done);
+    if (!done) throw std::runtime_error("planning opinfo row '" + row.id() + "': " + (ended.empty() ? "the python worker stopped" : ended));
+    return cases;
   }
 
   // One worker answers for every selected row: the values only torch's op_db can judge.
@@ -134,7 +159,7 @@ class OpInfoSuite final : public Suite {
     std::vector<CaseResult> results;
     long start = 0, planned = -1;
     for (;;) {
-      PythonWorker worker(run_request(row, ctx, start));
+      PythonWorker worker(row_request("run", row, ctx, start));
       long current = -1;
       std::string current_id, fatal, line, failure;
       bool done = false;

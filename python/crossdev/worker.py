@@ -7,6 +7,7 @@ stdin, and reads the protocol from its stdout, one record per line:
     PLAN <n>                 the request's cases, n of them, in a fixed order
     START <i>\t<id>          case i (0-based, in plan order), named <id>, is about to run
     CASE\t...                its result, in the engine's case-record format (runner/case_codec.cpp)
+    ITEM <i>\t<id>\t<kind>   ("plan" requests) case i, named <id>, about device kind <kind>, without running it
     BAD <row>\t<key>\t<msg>  ("check" requests) row <row> of the request is bad input at <key>
     FATAL <message>          the worker cannot serve this request at all (e.g. op_db not importable)
     DONE                     the request is answered; the worker exits 0
@@ -14,7 +15,7 @@ stdin, and reads the protocol from its stdout, one record per line:
 If the worker dies (a segfaulting kernel) or hangs, the engine knows from the last START which
 case was running, reports it as `crash`, and starts a new worker with `"start": i + 1`.
 
-The request: {"request": "run" | "check", "suite": "opinfo", "libraries": [paths to load with
+The request: {"request": "run" | "plan" | "check", "suite": "opinfo", "libraries": [paths to load with
 torch.ops.load_library], "simulated_kinds": [kinds to run on the sim backend], ...the suite's fields}.
 Everything a user's op prints on stdout goes to stderr, so it cannot corrupt the protocol.
 """
@@ -50,6 +51,9 @@ class Protocol:
 
     def start(self, index: int, case_id: str) -> None:
         self.line(f"START {index}\t{_escape(case_id)}")
+
+    def item(self, index: int, case_id: str, device_kind: str) -> None:
+        self.line(f"ITEM {index}\t{_escape(case_id)}\t{_escape(device_kind)}")
 
     def bad(self, row: int, key: str, message: str) -> None:
         self.line(f"BAD {row}\t{_escape(key)}\t{_escape(message)}")
@@ -115,8 +119,10 @@ def serve(request: dict, out: Protocol) -> None:
         suite.check(request, out)
     elif kind == "run":
         suite.run(request, out)
+    elif kind == "plan":
+        suite.plan_cases(request, out)
     else:
-        out.fatal(f"unknown request '{kind}'; expected one of check, run")
+        out.fatal(f"unknown request '{kind}'; expected one of check, plan, run")
         return
     out.done()
 

@@ -145,16 +145,32 @@ def run_case(op, name, kind, dtype_name, check, request) -> dict:
     return case
 
 
-def run(request, out) -> None:
+def _cases_or_fatal(request, out):
     _setup(request)
     op_db = _op_db_or_fatal(out)
     if op_db is None:
-        return
+        return None
     problem = selection.selection_problem(op_db, request["row"].get("opinfo"), request["row"].get("exclude", []))
     if problem:  # never an empty, silently green row (the engine checks first, but not every front end does)
         out.fatal(problem)
+        return None
+    return plan(op_db, request["row"])
+
+
+def plan_cases(request, out) -> None:
+    """The row's cases without running them (the pytest plugin's items)."""
+    cases = _cases_or_fatal(request, out)
+    if cases is None:
         return
-    cases = plan(op_db, request["row"])
+    out.plan(len(cases))
+    for index, (_, name, kind, dtype_name, check) in enumerate(cases):
+        out.item(index, case_id(request["row"], name, kind, dtype_name, check), kind)
+
+
+def run(request, out) -> None:
+    cases = _cases_or_fatal(request, out)
+    if cases is None:
+        return
     out.plan(len(cases))
     for index in range(request.get("start", 0), len(cases)):
         op, name, kind, dtype_name, check = cases[index]

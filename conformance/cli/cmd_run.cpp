@@ -151,6 +151,7 @@ int cmd_run(const std::vector<std::string>& argv) {
       check_libraries_in_child(check);
     }
     libraries = load_library_paths(paths);
+    ctx.libraries = libraries;
   } catch (const LoadLibraryError& e) {
     throw UsageError(std::string("--load-library: ") + e.what());
   }
@@ -188,6 +189,14 @@ int cmd_run(const std::vector<std::string>& argv) {
     throw UsageError(args.has("--filter") ? "nothing selected: --filter '" + args.get("--filter") + "' matches no row id in '" +
                                                 matrix_path + "'"
                                           : "nothing selected: the matrices in '" + matrix_path + "' have no rows");
+  }
+
+  if (!args.has("--worker")) {  // what only the run's environment can judge (e.g. OpInfo names): exit 2 now
+    for (const auto& file : selected) {
+      std::vector<const Row*> rows;
+      for (const auto& row : file.rows) rows.push_back(&row);
+      find_suite(file.suite)->check_rows(rows, ctx);
+    }
   }
 
   if (args.has("--worker")) {

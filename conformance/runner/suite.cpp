@@ -38,6 +38,8 @@ std::vector<PlannedCase> Suite::plan(const Row& row, const RunContext&) const {
   return {c};
 }
 
+void Suite::check_rows(const std::vector<const Row*>&, const RunContext&) const {}
+
 CaseResult result_for(const Row& row, const Suite& suite) {
   CaseResult r;
   r.id = row.id();

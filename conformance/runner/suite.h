@@ -14,6 +14,7 @@ namespace crossdev::conformance {
 struct RunContext {
   HostProfile host;           // this host: the real probe, plus --simulate kinds where asked
   std::string simulate_spec;  // "" when nothing is simulated
+  std::vector<std::string> libraries;  // --load-library paths, for suites that run a Python worker (opinfo)
 };
 
 // A case a row will produce, known before running it: what the pytest plugin collects as an
@@ -40,6 +41,10 @@ class Suite {
   // The cases run() will return for this row on ctx's host, in order, without running them.
   // Default: one case whose id is the row id. A suite whose rows expand overrides it.
   virtual std::vector<PlannedCase> plan(const Row& row, const RunContext& ctx) const;
+  // Checks, before anything runs, what only a run's environment can judge (the opinfo suite asks
+  // torch's op_db whether a row's names exist). `crossdev run` calls it once per suite with the
+  // selected rows; throws YamlError (exit 2). Default: nothing to check.
+  virtual void check_rows(const std::vector<const Row*>& rows, const RunContext& ctx) const;
 };
 
 const Suite* find_suite(const std::string& name);

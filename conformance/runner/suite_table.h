@@ -13,6 +13,7 @@ std::unique_ptr<Suite> make_context_suite();
 std::unique_ptr<Suite> make_ops_suite();
 std::unique_ptr<Suite> make_manager_suite();
 std::unique_ptr<Suite> make_errors_suite();
+std::unique_ptr<Suite> make_opinfo_suite();
 
 std::vector<std::unique_ptr<Suite>> builtin_suites();
 

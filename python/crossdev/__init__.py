@@ -20,7 +20,13 @@ __version__ = "0.1.0"
 
 
 def _extension():
+    import os
+    import sys
+
     import torch  # noqa: F401  (must precede the extension)
+
+    # The engine inside this process (the pytest plugin's rows) starts its Python worker with this interpreter.
+    os.environ.setdefault("CROSSDEV_PYTHON", sys.executable)
 
     return importlib.import_module("crossdev._crossdev")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -62,8 +63,11 @@ def torch_library_dir() -> Path | None:
 def engine_environment(base: dict | None = None) -> dict:
     """The environment the engine runs in: torch's libraries on the loader path. The engine's own
     libraries are found through its RPATH ($ORIGIN/../lib); torch's may live in another
-    site-packages (a venv with --system-site-packages), so its folder is added here."""
+    site-packages (a venv with --system-site-packages), so its folder is added here. CROSSDEV_PYTHON names
+    this interpreter for the engine's Python worker (crossdev.worker), unless the caller set it."""
     env = dict(os.environ if base is None else base)
+    # The Python worker the engine starts for Python-defined suites (opinfo) runs this interpreter.
+    env.setdefault("CROSSDEV_PYTHON", sys.executable)
     torch_lib = torch_library_dir()
     if torch_lib is not None:
         paths = [str(torch_lib)] + [p for p in env.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p]

@@ -1,0 +1,93 @@
+"""`suite: opinfo` rows through the engine (`crossdev run`): torch's OpInfo samples on the simulated
+device against the CPU, cases in the bundle and JUnit, a crashing op isolated to its case, bad input
+exit 2 with file:line (docs/opinfo.md). Fast: two or three ops, at most 3 samples each."""
+import json
+import textwrap
+
+import pytest
+
+
+def write_matrix(tmp_path, rows, name="opinfo_t.yaml"):
+    path = tmp_path / name
+    path.write_text("suite: opinfo\ncases:\n" + textwrap.indent(textwrap.dedent(rows).strip("\n"), "  ") + "\n")
+    return path
+
+
+ROW = '- {{id: t.{id}, source: "issue 24", intent: "test", opinfo: "{opinfo}", devices: [mps], dtypes: [{dtypes}], ' \
+      'checks: [{checks}], max_samples: 3}}'
+
+
+def run(cli, tmp_path, matrix, *extra):
+    bundle, junit = tmp_path / "b.json", tmp_path / "j.xml"
+    proc = cli("run", "--matrix", matrix, "--simulate", "mps", "--out", bundle, "--junit", junit, *extra)
+    cases = json.loads(bundle.read_text())["cases"] if bundle.exists() else []
+    return proc, {c["id"]: c for c in cases}, junit
+
+
+def test_a_clean_op_passes_on_sim_against_the_cpu_forward_and_backward(cli, tmp_path):
+    matrix = write_matrix(tmp_path, ROW.format(id="add", opinfo="add", dtypes="float32", checks="forward, backward"))
+    proc, cases, junit = run(cli, tmp_path, matrix)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert sorted(cases) == ["t.add/add/mps/float32/backward", "t.add/add/mps/float32/forward"]
+    for case in cases.values():
+        assert case["status"] == "pass", case
+        assert case["execution"] == "simulated" and case["device"] == "sim:0"
+        assert case["suite"] == "opinfo" and case["row_id"] == "t.add" and case["file"].endswith("opinfo_t.yaml")
+        assert case["metrics"]["samples"] == 3 and case["metrics"]["failing_samples"] == 0, "max_samples: 3"
+        assert case["details"]["tolerance_source"] == "crossdev per-dtype table"
+    assert "t.add/add/mps/float32/backward" in junit.read_text()
+
+
+def test_a_segfaulting_op_is_its_cases_crash_and_the_row_goes_on(cli, tmp_path, built_library):
+    faults = built_library("crossdev_test_opinfo_faults")  # aten::tan on sim raises SIGSEGV
+    matrix = write_matrix(tmp_path, ROW.format(id="tan", opinfo="tan*", dtypes="float32", checks="forward"))
+    proc, cases, _ = run(cli, tmp_path, matrix, "--load-library", faults)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    crash = cases["t.tan/tan/mps/float32/forward"]
+    assert crash["status"] == "crash" and "signal 11" in crash["message"], crash
+    assert crash["row_id"] == "t.tan" and crash["file"].endswith("opinfo_t.yaml")
+    assert cases["t.tan/tanh/mps/float32/forward"]["status"] == "pass", "the next op ran in a new worker"
+
+
+def test_an_absent_device_kind_is_not_run_with_the_reason(cli, tmp_path):
+    matrix = write_matrix(tmp_path, ROW.format(id="x", opinfo="sin", dtypes="float32", checks="forward")
+                          .replace("[mps]", "[xpu]"))
+    proc, cases, _ = run(cli, tmp_path, matrix)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (case,) = cases.values()
+    assert case["status"] == "skip" and case["execution"] == "not_run" and "--simulate xpu" in case["message"]
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("opinfo", "nosuchop*", ["selects no OpInfo"]),
+    ("opinfo", "tahn", ["no OpInfo named 'tahn'", "nearest: tan, tanh"]),
+    ("dtypes", "float33", ["unknown dtype 'float33'", "float32"]),
+    ("checks", "sideways", ["unknown check 'sideways'", "forward, backward"]),
+])
+def test_bad_input_exits_2_naming_file_line_and_the_valid_choices(cli, tmp_path, field, value, words):
+    fields = {"id": "bad", "opinfo": "sin", "dtypes": "float32", "checks": "forward"}
+    fields[field] = value
+    matrix = write_matrix(tmp_path, ROW.format(**fields))
+    proc, cases, _ = run(cli, tmp_path, matrix)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"{matrix}:3:" in proc.stderr, proc.stderr
+    for word in words:
+        assert word in proc.stderr, proc.stderr
+    assert not cases, "nothing ran"
+
+
+def test_an_unknown_device_kind_is_bad_input_at_load(cli, tmp_path):
+    matrix = write_matrix(tmp_path, ROW.format(id="k", opinfo="sin", dtypes="float32", checks="forward")
+                          .replace("[mps]", "[gpu9]"))
+    proc, _, _ = run(cli, tmp_path, matrix)
+    assert proc.returncode == 2 and f"{matrix}:3:" in proc.stderr and "unknown device kind 'gpu9'" in proc.stderr
+
+
+def test_the_pytest_plugin_collects_one_item_per_case_and_runs_them(tmp_path):
+    from plugin_runner import run_pytest
+    matrix = write_matrix(tmp_path, ROW.format(id="tan", opinfo="tan*", dtypes="float32", checks="forward"))
+    proc = run_pytest(str(matrix), "--crossdev-simulate", "mps", "-q", "-rA", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "opinfo_t.yaml::t.tan/tan/mps/float32/forward" in proc.stdout
+    assert "opinfo_t.yaml::t.tan/tanh/mps/float32/forward" in proc.stdout
+    assert "2 passed" in proc.stdout and "did not announce" not in proc.stdout + proc.stderr

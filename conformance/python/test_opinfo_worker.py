@@ -1,0 +1,117 @@
+"""The Python worker's protocol (`python -m crossdev.worker`, docs/python-worker.md) and the opinfo
+suite's selection glob, without the engine. Fast: one or two ops, few samples, the CPU as the device."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BUILD_DIR, INSTALLED
+
+
+def worker(request, timeout=240):
+    """Run one request through a fresh worker: (returncode, protocol lines, stderr)."""
+    env = dict(os.environ)
+    if not INSTALLED:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BUILD_DIR / "python"), env.get("PYTHONPATH")]))
+    proc = subprocess.run([sys.executable, "-m", "crossdev.worker"], input=json.dumps(request) + "\n",
+                          capture_output=True, text=True, env=env, timeout=timeout)
+    return proc.returncode, proc.stdout.rstrip("\n").split("\n"), proc.stderr  # not splitlines(): \x1e is a record separator
+
+
+def row(**fields):
+    base = {"id": "t.row", "opinfo": "sin", "devices": ["cpu"], "dtypes": ["float32"], "checks": ["forward"],
+            "max_samples": 2}
+    base.update(fields)
+    return base
+
+
+def run_request(start=0, **fields):
+    return {"request": "run", "suite": "opinfo", "libraries": [], "simulated_kinds": [], "kinds": {"cpu": "real"},
+            "row": row(**fields), "start": start}
+
+
+def test_check_names_every_bad_value_with_the_valid_choices():
+    rc, lines, err = worker({"request": "check", "suite": "opinfo", "libraries": [], "simulated_kinds": [],
+                             "rows": [row(opinfo="addd", dtypes=["float33"], checks=["sideways"]),
+                                      row(opinfo="zzz*"), row(opinfo="add")]})
+    assert rc == 0, err
+    assert lines[-1] == "DONE"
+    bad = [line.split("\t") for line in lines if line.startswith("BAD ")]
+    assert bad[0][:2] == ["BAD 0", "opinfo"] and "no OpInfo named 'addd'" in bad[0][2] and "nearest: add" in bad[0][2]
+    assert bad[1][:2] == ["BAD 0", "dtypes"] and "'float33'" in bad[1][2] and "float32" in bad[1][2]
+    assert bad[2][:2] == ["BAD 0", "checks"] and "forward, backward" in bad[2][2]
+    assert bad[3][:2] == ["BAD 1", "opinfo"] and "selects no OpInfo" in bad[3][2]
+    assert len(bad) == 4, "row 2 (add) is good"
+
+
+def test_run_streams_plan_start_case_done_in_the_engines_record_format():
+    rc, lines, err = worker(run_request(opinfo="add", checks=["forward", "backward"]))
+    assert rc == 0, err
+    assert lines[0] == "PLAN 2"
+    assert lines[1] == "START 0\tt.row/add/cpu/float32/forward"
+    fields = lines[2].split("\t")
+    assert fields[0] == "CASE" and len(fields) == 15, "runner/case_codec.cpp's record: CASE and 14 fields"
+    assert fields[1] == "t.row/add/cpu/float32/forward"
+    assert fields[8] == "0", f"status code 0 (pass): {lines[2]!r}"
+    assert fields[10] == "0", "execution code 0 (real)"
+    metrics = dict(kv.split("\x1e") for kv in fields[13].split("\x1f"))
+    assert float(metrics["samples"]) == 2, "max_samples: 2 of op_db's many samples of add"
+    details = dict(kv.split("\x1e") for kv in fields[14].split("\x1f"))
+    assert details["tolerance_source"] == "crossdev per-dtype table"
+    assert lines[3] == "START 1\tt.row/add/cpu/float32/backward"
+    assert lines[-1] == "DONE" and len(lines) == 6
+
+
+def test_run_resumes_at_the_start_index_after_a_crash():
+    rc, lines, err = worker(run_request(start=1, checks=["forward", "backward"]))
+    assert rc == 0, err
+    assert lines[0] == "PLAN 2", "the plan is the whole row's, so the engine knows where it stands"
+    assert lines[1].startswith("START 1\t") and lines[-1] == "DONE"
+    assert not any(line.startswith("START 0") for line in lines)
+
+
+def test_an_unknown_suite_is_fatal_naming_the_suites():
+    rc, lines, err = worker({"request": "run", "suite": "nosuch"})
+    assert lines == ["FATAL unknown Python suite 'nosuch'; expected one of opinfo"]
+
+
+def test_a_request_that_is_not_json_is_fatal():
+    env = dict(os.environ)
+    if not INSTALLED:
+        env["PYTHONPATH"] = str(BUILD_DIR / "python")
+    proc = subprocess.run([sys.executable, "-m", "crossdev.worker"], input="{not json\n", capture_output=True,
+                          text=True, env=env, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stdout.startswith("FATAL the request is not JSON")
+
+
+@pytest.fixture(scope="module")
+def op_db():
+    from crossdev.opinfo import selection
+    return selection.load_op_db()
+
+
+def test_the_glob_is_over_name_and_name_dot_variant(op_db):
+    from crossdev.opinfo.selection import full_name, select
+    assert [full_name(op) for op in select(op_db, "normal*")] == ["normal.in_place", "normal", "normal.number_mean"]
+    assert [full_name(op) for op in select(op_db, "normal.number_mean")] == ["normal.number_mean"]
+    assert [full_name(op) for op in select(op_db, "tan*")] == ["tan", "tanh"]
+    assert [full_name(op) for op in select(op_db, "tan*", exclude=["tanh"])] == ["tan"]
+    assert select(op_db, "sin") and all(full_name(op) == "sin" for op in select(op_db, "sin"))
+
+
+def test_selection_problems_name_the_nearest_matches(op_db):
+    from crossdev.opinfo.selection import selection_problem
+    assert selection_problem(op_db, "sin") is None
+    assert "nearest: tan, tanh" in selection_problem(op_db, "tahn")
+    assert "selects no OpInfo" in selection_problem(op_db, "nosuchop.*")
+    assert "exclude" in selection_problem(op_db, "tan*", exclude=["tan*"])
+
+
+def test_a_row_that_selects_nothing_is_fatal_at_run_time_too():
+    rc, lines, err = worker(run_request(opinfo="nosuchop*"))
+    assert rc == 0, err
+    assert lines[0].startswith("FATAL the glob 'nosuchop*' selects no OpInfo"), lines
+    assert lines[1:] == ["DONE"], "no PLAN: never an empty, silently green row"

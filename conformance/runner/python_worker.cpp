@@ -1,0 +1,183 @@
+#include "runner/python_worker.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <vector>
+
+#include "runner/interrupt.h"
+
+extern char** environ;
+
+namespace crossdev::conformance {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The folder holding the `crossdev` package that belongs to this engine: the wheel's
+// site-packages (crossdev/bin/crossdev), or the build tree's python/ mirror (build/bin/crossdev).
+std::string package_parent_dir() {
+  std::error_code ec;
+  const fs::path bin = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  if (ec) return "";
+  if (fs::exists(bin.parent_path() / "__init__.py", ec)) return bin.parent_path().parent_path().string();
+  if (fs::exists(bin.parent_path() / "python" / "crossdev" / "__init__.py", ec)) return (bin.parent_path() / "python").string();
+  return "";
+}
+
+std::vector<std::string> child_environment() {
+  std::vector<std::string> env;
+  std::string pythonpath = package_parent_dir();
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    if (entry.rfind("PYTHONPATH=", 0) == 0) {
+      const std::string old = entry.substr(11);
+      if (!old.empty()) pythonpath += (pythonpath.empty() ? "" : ":") + old;
+    } else if (entry.rfind("CROSSDEV_PYTHON_WORKER_PARENT=", 0) != 0) {
+      env.push_back(entry);
+    }
+  }
+  if (!pythonpath.empty()) env.push_back("PYTHONPATH=" + pythonpath);
+  env.push_back("CROSSDEV_PYTHON_WORKER_PARENT=" + std::to_string(::getpid()));
+  return env;
+}
+
+void write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // the child died early: its exit status tells why
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+std::string python_interpreter() {
+  const char* python = std::getenv("CROSSDEV_PYTHON");
+  return python && *python ? python : "python3";
+}
+
+PythonWorker::PythonWorker(const std::string& request_json) {
+  int in[2], out[2];
+  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  const std::string python = python_interpreter();
+  std::vector<std::string> args = {python, "-m", "crossdev.worker"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_strings = child_environment();
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults, none;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  sigaddset(&defaults, SIGPIPE);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  const int rc = posix_spawnp(&pid_, python.c_str(), &actions, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  ::close(in[0]);
+  ::close(out[1]);
+  if (rc != 0) {
+    ::close(in[1]);
+    ::close(out[0]);
+    pid_ = -1;
+    throw std::runtime_error("cannot start the Python worker '" + python +
+                             " -m crossdev.worker' (set CROSSDEV_PYTHON to the interpreter that has torch): " +
+                             std::strerror(rc));
+  }
+  out_fd_ = out[0];
+  // A child that died before reading must not kill us with SIGPIPE.
+  struct sigaction ignore {}, previous {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &ignore, &previous);
+  write_all(in[1], request_json + "\n");
+  ::sigaction(SIGPIPE, &previous, nullptr);
+  ::close(in[1]);
+}
+
+PythonWorker::~PythonWorker() { finish(true); }
+
+PythonWorker::Read PythonWorker::next_line(std::string* line, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    const std::size_t nl = buffer_.find('\n');
+    if (nl != std::string::npos) {
+      *line = buffer_.substr(0, nl);
+      buffer_.erase(0, nl + 1);
+      return Read::Line;
+    }
+    if (out_fd_ < 0) return Read::End;
+    if (stop_signal() != 0) return Read::Stopped;
+    const double left_s = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    if (left_s <= 0) return Read::Timeout;
+    const int stop = stop_fd();
+    pollfd p[2] = {{out_fd_, POLLIN, 0}, {stop, POLLIN, 0}};
+    const int ready = ::poll(p, stop >= 0 ? 2 : 1, static_cast<int>(left_s * 1000) + 1);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+    }
+    if (ready == 0 || !(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    char chunk[65536];
+    const ssize_t n = ::read(out_fd_, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(out_fd_);
+      out_fd_ = -1;
+      if (!buffer_.empty()) {  // a last line without its newline
+        *line = buffer_;
+        buffer_.clear();
+        return Read::Line;
+      }
+      return Read::End;
+    }
+    buffer_.append(chunk, static_cast<std::size_t>(n));
+  }
+}
+
+std::string PythonWorker::finish(bool kill_first) {
+  if (out_fd_ >= 0) {
+    ::close(out_fd_);
+    out_fd_ = -1;
+  }
+  if (reaped_ || pid_ < 0) return "";
+  if (kill_first) ::kill(pid_, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  reaped_ = true;
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return "python worker killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+    return "python worker exited with code " + std::to_string(WEXITSTATUS(status));
+  return "";
+}
+
+}  // namespace crossdev::conformance

@@ -1,0 +1,41 @@
+#pragma once
+// A Python worker: `python -m crossdev.worker` as a child of this engine process, for the rows of
+// suites defined in Python (the opinfo suite). Protocol (docs/python-worker.md): one JSON request
+// line on the child's stdin; one record per line on its stdout (PLAN/START/CASE/BAD/FATAL/DONE).
+//
+// The child stays in this process's process group, so when `crossdev run` kills an isolation
+// worker (its group: --row-timeout, SIGTERM) the Python worker goes with it; it also asks for
+// SIGKILL when this process dies. The interpreter is $CROSSDEV_PYTHON (the `crossdev` command sets
+// it to its own interpreter), else python3 on PATH; the crossdev package next to this engine (the
+// wheel's, or the build tree's build/python) goes first on the child's PYTHONPATH.
+#include <sys/types.h>
+
+#include <string>
+
+namespace crossdev::conformance {
+
+class PythonWorker {
+ public:
+  explicit PythonWorker(const std::string& request_json);  // throws std::runtime_error if it cannot start
+  ~PythonWorker();
+  PythonWorker(const PythonWorker&) = delete;
+  PythonWorker& operator=(const PythonWorker&) = delete;
+
+  enum class Read { Line, End, Timeout, Stopped };
+  // The next protocol line (without its newline). End: the child closed its stdout (exited);
+  // Timeout: nothing for timeout_s; Stopped: SIGINT/SIGTERM asked the run to stop.
+  Read next_line(std::string* line, double timeout_s);
+  // Kills the child if it still runs, reaps it, and says how it ended: "" for exit 0, else e.g.
+  // "python worker killed by signal 11 (Segmentation fault)".
+  std::string finish(bool kill_first);
+
+ private:
+  pid_t pid_ = -1;
+  int out_fd_ = -1;
+  std::string buffer_;
+  bool reaped_ = false;
+};
+
+std::string python_interpreter();  // $CROSSDEV_PYTHON, else "python3"
+
+}  // namespace crossdev::conformance

@@ -1,0 +1,242 @@
+// Suite `opinfo` (matrices/opinfo/*.yaml, docs/opinfo.md): any op of PyTorch's OpInfo database on
+// a device against the CPU in the same dtype. The rows are defined over torch's Python op_db, so
+// this suite hands each row to a Python worker (runner/python_worker.h) and turns its records into
+// cases, one per op x device x dtype x check:
+//
+//   - isolation per case: when the worker dies (a segfaulting kernel) or a case exceeds the row's
+//     `case_timeout`, that case is a `crash` and a new worker resumes at the next case;
+//   - bad input (a glob that selects nothing, an OpInfo name torch lacks, an unknown dtype or
+//     check, op_db not importable) is found by check_rows() before anything runs: exit 2, file:line;
+//   - --load-library's libraries are loaded into the worker; simulated kinds run on `sim`.
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "device/device_kind.h"
+#include "runner/case_codec.h"
+#include "runner/python_worker.h"
+#include "runner/suite_table.h"
+#include "util/json.h"
+
+namespace crossdev::conformance {
+namespace {
+
+constexpr double kDefaultCaseTimeoutS = 300;
+
+std::string unescape(const std::string& s) {  // the worker's field escapes (as runner/case_codec.cpp)
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\\' || i + 1 == s.size()) {
+      out += s[i];
+      continue;
+    }
+    const char n = s[++i];
+    out += n == 't' ? '\t' : n == 'n' ? '\n' : n == 'u' ? '\x1f' : n == 'v' ? '\x1e' : n;
+  }
+  return out;
+}
+
+void write_row(json::Writer& w, const Row& row) {
+  w.begin_object();
+  w.field("id", row.id());
+  w.field("opinfo", row.str("opinfo"));
+  for (const char* key : {"exclude", "devices", "dtypes", "checks"}) {
+    if (!row.has(key)) continue;
+    w.key(key).begin_array();
+    for (const auto& v : row.str_list(key)) w.value(v);
+    w.end_array();
+  }
+  if (row.has("max_samples")) w.field("max_samples", row.integer("max_samples"));
+  w.end_object();
+}
+
+void write_setup(json::Writer& w, const RunContext& ctx) {
+  w.key("libraries").begin_array();
+  for (const auto& lib : ctx.libraries) w.value(lib);
+  w.end_array();
+  w.key("simulated_kinds").begin_array();
+  for (DeviceKind kind : kAllDeviceKinds)
+    if (ctx.host.provenance(kind) == Provenance::Simulated) w.value(kind_name(kind));
+  w.end_array();
+}
+
+std::string row_request(const char* request, const Row& row, const RunContext& ctx, long start) {
+  json::Writer w(0);
+  w.begin_object();
+  w.field("request", request);
+  w.field("suite", "opinfo");
+  write_setup(w, ctx);
+  w.key("kinds").begin_object();
+  for (const auto& name : row.str_list("devices")) w.field(name, provenance_name(ctx.host.provenance(*kind_from_name(name))));
+  w.end_object();
+  w.key("row");
+  write_row(w, row);
+  w.field("start", static_cast<long long>(start));
+  w.end_object();
+  return w.str();
+}
+
+class OpInfoSuite final : public Suite {
+ public:
+  const char* name() const override { return "opinfo"; }
+
+  const SuiteSchema& schema() const override {
+    static const SuiteSchema s{{"opinfo", "devices", "dtypes"}, {"exclude", "checks", "max_samples", "case_timeout"}};
+    return s;
+  }
+
+  void validate(const Row& row) const override {
+    if (row.str("opinfo").empty()) row.fail("opinfo", "expected a glob over OpInfo names (e.g. 'add', 'nn.functional.*')");
+    const auto devices = row.str_list("devices");
+    if (devices.empty()) row.fail("devices", "expected at least one device kind; expected one of " + valid_kind_list());
+    for (const auto& d : devices)
+      if (!kind_from_name(d)) row.fail("devices", "unknown device kind '" + d + "'; expected one of " + valid_kind_list());
+    if (row.str_list("dtypes").empty()) row.fail("dtypes", "expected at least one dtype (e.g. [float32])");
+    if (row.has("checks") && row.str_list("checks").empty()) row.fail("checks", "expected one or more of forward, backward");
+    if (row.has("exclude")) row.str_list("exclude");
+    if (row.has("max_samples") && row.integer("max_samples") < 1) row.fail("max_samples", "expected an integer >= 1");
+    if (row.has("case_timeout") && !(row.number("case_timeout") > 0)) row.fail("case_timeout", "expected seconds > 0");
+  }
+
+  // The cases run() will return, from the worker's plan (the pytest plugin's items).
+  std::vector<PlannedCase> plan(const Row& row, const RunContext& ctx) const override {
+    PythonWorker worker(row_request("plan", row, ctx, 0));
+    std::vector<PlannedCase> cases;
+    std::string line;
+    bool done = false;
+    while (worker.next_line(&line, 600) == PythonWorker::Read::Line) {
+      if (line.rfind("ITEM ", 0) == 0) {
+        const std::size_t tab1 = line.find('\t'), tab2 = line.find('\t', tab1 + 1);
+        if (tab1 == std::string::npos || tab2 == std::string::npos) continue;
+        PlannedCase c;
+        c.id = unescape(line.substr(tab1 + 1, tab2 - tab1 - 1));
+        c.device_kind = unescape(line.substr(tab2 + 1));
+        cases.push_back(std::move(c));
+      } else if (line.rfind("FATAL ", 0) == 0) {
+        throw YamlError(row.where("opinfo"), "row '" + row.id() + "': " + unescape(line.substr(6)));
+      } else if (line == "DONE") {
+        done = true;
+      }
+    }
+    const std::string ended = worker.finish(!done);
+    if (!done) throw std::runtime_error("planning opinfo row '" + row.id() + "': " + (ended.empty() ? "the python worker stopped" : ended));
+    return cases;
+  }
+
+  // One worker answers for every selected row: the values only torch's op_db can judge.
+  void check_rows(const std::vector<const Row*>& rows, const RunContext& ctx) const override {
+    if (rows.empty()) return;
+    json::Writer w(0);
+    w.begin_object();
+    w.field("request", "check");
+    w.field("suite", "opinfo");
+    write_setup(w, ctx);
+    w.key("rows").begin_array();
+    for (const Row* row : rows) write_row(w, *row);
+    w.end_array();
+    w.end_object();
+    PythonWorker worker(w.str());
+    std::string line;
+    bool done = false;
+    while (worker.next_line(&line, 600) == PythonWorker::Read::Line) {
+      if (line.rfind("BAD ", 0) == 0) {
+        const std::size_t tab1 = line.find('\t'), tab2 = line.find('\t', tab1 + 1);
+        const std::size_t index = std::strtoul(line.c_str() + 4, nullptr, 10);
+        if (tab1 == std::string::npos || tab2 == std::string::npos || index >= rows.size()) continue;
+        const Row& row = *rows[index];
+        throw YamlError(row.where(unescape(line.substr(tab1 + 1, tab2 - tab1 - 1))),
+                        "row '" + row.id() + "': " + unescape(line.substr(tab2 + 1)));
+      }
+      if (line.rfind("FATAL ", 0) == 0) throw YamlError(rows.front()->where("opinfo"), unescape(line.substr(6)));
+      if (line == "DONE") done = true;
+    }
+    const std::string ended = worker.finish(!done);
+    if (!done) throw std::runtime_error("checking the opinfo rows: " + (ended.empty() ? "the python worker stopped" : ended));
+  }
+
+  std::vector<CaseResult> run(const Row& row, const RunContext& ctx) const override {
+    const double case_timeout_s = row.number_or("case_timeout", kDefaultCaseTimeoutS);
+    std::vector<CaseResult> results;
+    long start = 0, planned = -1;
+    for (;;) {
+      PythonWorker worker(row_request("run", row, ctx, start));
+      long current = -1;
+      std::string current_id, fatal, line, failure;
+      bool done = false;
+      for (bool reading = true; reading;) {
+        switch (worker.next_line(&line, case_timeout_s)) {
+          case PythonWorker::Read::Line:
+            if (line.rfind("PLAN ", 0) == 0) {
+              planned = std::strtol(line.c_str() + 5, nullptr, 10);
+            } else if (line.rfind("START ", 0) == 0) {
+              current = std::strtol(line.c_str() + 6, nullptr, 10);
+              const std::size_t tab = line.find('\t');
+              current_id = tab == std::string::npos ? "" : unescape(line.substr(tab + 1));
+            } else if (auto r = decode_case(line)) {
+              CaseResult c = result_for(row, *this);
+              c.id = r->id;
+              c.status = r->status;
+              c.device = r->device;
+              c.execution = r->execution;
+              c.message = r->message;
+              c.metrics = r->metrics;
+              c.details = r->details;
+              c.duration_s = r->duration_s;
+              results.push_back(std::move(c));
+              current = -1;
+            } else if (line.rfind("FATAL ", 0) == 0) {
+              fatal = unescape(line.substr(6));
+            } else if (line == "DONE") {
+              done = true;
+            }
+            break;
+          case PythonWorker::Read::End: reading = false; break;
+          case PythonWorker::Read::Timeout: {
+            char msg[96];
+            std::snprintf(msg, sizeof msg, "timed out after %.0f s (case_timeout; python worker killed)", case_timeout_s);
+            failure = msg;
+            worker.finish(true);
+            reading = false;
+            break;
+          }
+          case PythonWorker::Read::Stopped: worker.finish(true); return results;  // the runner reports the rest
+        }
+      }
+      const std::string ended = worker.finish(false);
+      if (failure.empty()) failure = ended;
+      if (!fatal.empty() || (done && ended.empty())) {
+        if (!fatal.empty()) {
+          CaseResult err = result_for(row, *this);
+          err.status = Status::Error;
+          err.execution = Execution::NotRun;
+          err.message = "python worker: " + fatal;
+          results.push_back(std::move(err));
+        }
+        return results;
+      }
+      if (current < 0) {  // died between cases or before its plan: nothing to blame a case for
+        CaseResult err = result_for(row, *this);
+        err.status = Status::Error;
+        err.execution = Execution::NotRun;
+        err.message = (failure.empty() ? "python worker stopped without finishing" : failure) +
+                      (planned < 0 ? " before running any case" : " between cases");
+        results.push_back(std::move(err));
+        return results;
+      }
+      CaseResult crash = result_for(row, *this);
+      crash.id = current_id.empty() ? row.id() + "/case" + std::to_string(current) : current_id;
+      crash.status = Status::Crash;
+      crash.execution = Execution::NotRun;
+      crash.message = failure + " while running this case";
+      results.push_back(std::move(crash));
+      start = current + 1;
+      if (planned >= 0 && start >= planned) return results;
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Suite> make_opinfo_suite() { return std::make_unique<OpInfoSuite>(); }
+
+}  // namespace crossdev::conformance

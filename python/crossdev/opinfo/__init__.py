@@ -1,0 +1,9 @@
+"""The `opinfo` suite: any ATen operator PyTorch's own OpInfo database (op_db) describes, on a device,
+against the CPU in the same dtype (docs/opinfo.md). Run by the engine through `crossdev.worker`.
+
+  selection.py      which OpInfos a row's glob selects; bad names with the nearest matches
+  tolerances.py     crossdev's per-dtype table, then op_db's toleranceOverride for the device type
+  open_contract.py  outputs whose values the contract leaves open, and random ops: metadata only
+  samples.py        one sample on the device and on the CPU, forward or backward, compared
+  suite.py          the worker's check/run requests: rows -> cases
+"""

@@ -1,0 +1,122 @@
+"""One OpInfo sample on the device and on the CPU (the golden, as test_mps.py's TestConsistency
+does), forward or backward, and the comparison of every tensor they return."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch.utils._pytree import tree_flatten
+
+from .tolerances import Tolerance
+
+
+class DeviceError(Exception):
+    """The op raised on the device but not on the CPU: the case's `error`."""
+
+
+class GoldenError(Exception):
+    """The op raised on the CPU: the sample has no golden and is not counted."""
+
+
+@dataclass
+class Outcome:
+    """One sample's comparison: `mismatch` is "" when every tensor agrees."""
+    mismatch: str = ""
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    max_ulp: float = 0.0
+    shapes: list = field(default_factory=list)
+
+
+def _to_device(sample, device):
+    return sample.transform(
+        lambda t: t.detach().to(device).requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else t)
+
+
+def shapes_of(sample) -> list:
+    flat, _ = tree_flatten((sample.input, sample.args, sample.kwargs))
+    return [tuple(t.shape) for t in flat if isinstance(t, torch.Tensor)]
+
+
+def _call(op, sample):
+    return op(sample.input, *sample.args, **sample.kwargs)
+
+
+def _compare_tensor(label, actual, expected, tol: Tolerance, values: bool, out: Outcome) -> None:
+    if actual.shape != expected.shape or actual.dtype != expected.dtype or actual.layout != expected.layout:
+        out.mismatch = out.mismatch or (f"{label}: metadata differs: device {tuple(actual.shape)} {actual.dtype} "
+                                        f"{actual.layout}, cpu {tuple(expected.shape)} {expected.dtype} {expected.layout}")
+        return
+    if not values:
+        return
+    from crossdev import parity
+
+    a = actual.detach().to("cpu")
+    e = expected.detach()
+    if a.layout != torch.strided:
+        a, e = a.to_dense(), e.to_dense()
+    try:
+        c = parity.compare(a, e, rtol=tol.rtol, atol=tol.atol, equal_nan=True)
+    except (RuntimeError, ValueError, TypeError):  # a dtype the comparator does not measure: assert_close's verdict
+        try:
+            torch.testing.assert_close(a, e, rtol=tol.rtol, atol=tol.atol, equal_nan=True)
+            c = {"passed": True}
+        except AssertionError as mismatch:
+            c = {"passed": False, "summary": str(mismatch).strip().splitlines()[0]}
+    for key in ("max_abs", "max_rel", "max_ulp"):
+        value = c.get(key)
+        if value is not None and value == value:  # a NaN metric is "non-finite": reported by the verdict
+            setattr(out, key, max(getattr(out, key), float(value)))
+    if not c["passed"]:
+        out.mismatch = out.mismatch or f"{label}: {c['summary']}"
+
+
+def _compare(actual, expected, tol, values, out, what):
+    a_flat, _ = tree_flatten(actual)
+    e_flat, _ = tree_flatten(expected)
+    if len(a_flat) != len(e_flat):
+        out.mismatch = f"{what}: the device returned {len(a_flat)} values, the CPU {len(e_flat)}"
+        return
+    for i, (a, e) in enumerate(zip(a_flat, e_flat)):
+        label = f"{what}[{i}]"
+        if isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor):
+            _compare_tensor(label, a, e, tol, values, out)
+        elif isinstance(e, torch.Tensor) or isinstance(a, torch.Tensor):
+            out.mismatch = out.mismatch or f"{label}: a tensor on one side only ({type(a).__name__} vs {type(e).__name__})"
+        elif values and a != e and not (a != a and e != e):
+            out.mismatch = out.mismatch or f"{label}: {a!r} on the device, {e!r} on the CPU"
+
+
+def _grad_inputs(sample):
+    flat, _ = tree_flatten((sample.input, sample.args, sample.kwargs))
+    return [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
+
+
+def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool) -> Outcome:
+    out = Outcome(shapes=shapes_of(sample))
+    try:
+        expected = _call(op, sample)
+    except Exception as e:  # noqa: BLE001
+        raise GoldenError(f"{type(e).__name__}: {e}") from e
+    dev_sample = _to_device(sample, device)
+    try:
+        actual = _call(op, dev_sample)
+    except Exception as e:  # noqa: BLE001
+        raise DeviceError(f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}") from e
+    if check == "forward":
+        _compare(actual, expected, tol, values, out, "output")
+        return out
+    # backward: the same grad_outputs on both sides, gradients of every input that requires grad
+    e_outs = [t for t in tree_flatten(expected)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
+    a_outs = [t for t in tree_flatten(actual)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
+    e_inputs, a_inputs = _grad_inputs(sample), _grad_inputs(dev_sample)
+    if not e_outs or not e_inputs:
+        return out
+    grad_outs = [torch.randn_like(t) for t in e_outs]
+    e_grads = torch.autograd.grad(e_outs, e_inputs, grad_outs, allow_unused=True)
+    try:
+        a_grads = torch.autograd.grad(a_outs, a_inputs, [g.to(device) for g in grad_outs], allow_unused=True)
+    except Exception as e:  # noqa: BLE001
+        raise DeviceError(f"backward: {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}") from e
+    _compare(list(a_grads), list(e_grads), tol, values, out, "grad")
+    return out

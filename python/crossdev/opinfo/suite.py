@@ -1,0 +1,185 @@
+"""The worker's side of `suite: opinfo` rows (docs/opinfo.md): `check` validates rows against the
+installed torch's op_db; `run` turns one row into its cases, one per op x device x dtype x check,
+in a fixed order (the engine resumes after a crash by index)."""
+from __future__ import annotations
+
+import time
+
+from . import open_contract, samples, selection
+from .tolerances import tolerance_for
+
+CHECKS = ("forward", "backward")
+DTYPE_NAMES = ("float32", "float16", "bfloat16", "float64", "complex64", "complex128",
+               "int8", "int16", "int32", "int64", "uint8", "bool")
+SEED = 0
+
+
+def _dtype(name):
+    import torch
+    return getattr(torch, name)
+
+
+def _setup(request) -> None:
+    """Before any op runs: the sim backend (before autograd starts) and the user's libraries."""
+    import torch
+    if request.get("simulated_kinds"):
+        import crossdev
+        crossdev.sim.register()
+    for path in request.get("libraries", []):
+        torch.ops.load_library(path)
+
+
+def _op_db_or_fatal(out):
+    try:
+        return selection.load_op_db()
+    except ImportError as e:
+        out.fatal(str(e))
+        return None
+
+
+def check(request, out) -> None:
+    _setup(request)
+    op_db = _op_db_or_fatal(out)
+    if op_db is None:
+        return
+    for i, row in enumerate(request["rows"]):
+        problem = selection.selection_problem(op_db, row.get("opinfo"), row.get("exclude", []))
+        if problem:
+            out.bad(i, "opinfo", problem)
+        for key, valid in (("dtypes", DTYPE_NAMES), ("checks", CHECKS)):
+            for value in row.get(key, []):
+                if value not in valid:
+                    out.bad(i, key, f"unknown {key[:-1]} '{value}'; expected one of {', '.join(valid)}")
+
+
+def case_id(row, name, kind, dtype_name, check) -> str:
+    return f"{row['id']}/{name}/{kind}/{dtype_name}/{check}"
+
+
+def plan(op_db, row) -> list:
+    """[(op, full name, device kind, dtype name, check)] in the order the cases run."""
+    ops = selection.select(op_db, row["opinfo"], row.get("exclude", []))
+    return [(op, selection.full_name(op), kind, dtype, check)
+            for op in ops for kind in row["devices"] for dtype in row["dtypes"]
+            for check in row.get("checks", ["forward"])]
+
+
+def _device_for(kind, provenance):
+    """(device string, execution) for a device kind on this host, or (None, reason)."""
+    if provenance == "real":
+        return (kind if kind == "cpu" else f"{kind}:0"), "real"
+    if provenance == "simulated":
+        import crossdev
+        return crossdev.sim.device_for(kind)["device"], "simulated"
+    return None, f"device not present (simulate it with --simulate {kind})"
+
+
+def _supported(op, device_type, dtype, check) -> str | None:
+    """Why op_db says this case cannot run, or None."""
+    def dtypes_for(kind):
+        try:
+            return (op.supported_backward_dtypes(kind) if check == "backward" else op.supported_dtypes(kind))
+        except Exception:  # noqa: BLE001  (an unknown device type: op_db has no list for it)
+            return None
+    if check == "backward" and not op.supports_autograd:
+        return "op_db: no autograd support"
+    cpu = dtypes_for("cpu")
+    if cpu is not None and dtype not in cpu:
+        return f"op_db: {dtype} is not supported on the CPU ({check}): no golden"
+    return None
+
+
+def run_case(op, name, kind, dtype_name, check, request) -> dict:
+    import torch
+
+    row = request["row"]
+    case = {"id": case_id(row, name, kind, dtype_name, check), "status": "pass", "metrics": {},
+            "details": {"op": name, "device_kind": kind, "dtype": dtype_name, "check": check}}
+    device, execution = _device_for(kind, request["kinds"].get(kind, "absent"))
+    if device is None:
+        case.update(status="skip", execution="not_run", message=execution)
+        return case
+    case.update(device=device, execution=execution)
+    dtype = _dtype(dtype_name)
+    why_not = _supported(op, kind, dtype, check)
+    if why_not:
+        case.update(status="skip", execution="not_run", message=why_not)
+        return case
+    tol = tolerance_for(op, kind, dtype)
+    metadata_only = open_contract.metadata_only_reason(op, name)
+    case["details"].update(tolerance=f"rtol={tol.rtol:g}, atol={tol.atol:g}", tolerance_source=tol.source)
+    if metadata_only:
+        case["details"]["compared"] = "shape, dtype and layout only: " + metadata_only
+    torch.manual_seed(SEED)
+    sample_iter = op.sample_inputs("cpu", dtype, requires_grad=(check == "backward"))
+    compared, golden_raised, failing = 0, 0, []
+    worst = samples.Outcome()
+    for index, sample in enumerate(sample_iter):
+        if index >= row.get("max_samples", 16):
+            break
+        torch.manual_seed(SEED + index)
+        try:
+            o = samples.run_sample(op, sample, device, check, tol, values=metadata_only is None)
+        except samples.GoldenError:
+            golden_raised += 1
+            continue
+        except samples.DeviceError as e:
+            case.update(status="error", message=f"sample {index} (shapes {samples.shapes_of(sample)}): {e}")
+            return case
+        compared += 1
+        for key in ("max_abs", "max_rel", "max_ulp"):
+            setattr(worst, key, max(getattr(worst, key), getattr(o, key)))
+        if o.mismatch:
+            failing.append(f"sample {index} shapes {o.shapes}: {o.mismatch}")
+    case["metrics"] = {"samples": compared, "failing_samples": len(failing), "max_abs": worst.max_abs,
+                       "max_rel": worst.max_rel, "max_ulp": worst.max_ulp}
+    if golden_raised:
+        case["details"]["golden_raised"] = f"{golden_raised} sample(s) raised on the CPU and were not compared"
+    if compared == 0:
+        case.update(status="skip", execution="not_run", message="no sample ran on the CPU golden")
+        return case
+    if failing:
+        case["details"]["failing_samples"] = "\n".join(failing[:10]) + (f"\n... {len(failing) - 10} more" if len(failing) > 10 else "")
+        case.update(status="fail", message=f"{len(failing)} of {compared} samples differ from the CPU; first: {failing[0]}; "
+                                           f"tolerance {tol.describe()}")
+    return case
+
+
+def _cases_or_fatal(request, out):
+    _setup(request)
+    op_db = _op_db_or_fatal(out)
+    if op_db is None:
+        return None
+    problem = selection.selection_problem(op_db, request["row"].get("opinfo"), request["row"].get("exclude", []))
+    if problem:  # never an empty, silently green row (the engine checks first, but not every front end does)
+        out.fatal(problem)
+        return None
+    return plan(op_db, request["row"])
+
+
+def plan_cases(request, out) -> None:
+    """The row's cases without running them (the pytest plugin's items)."""
+    cases = _cases_or_fatal(request, out)
+    if cases is None:
+        return
+    out.plan(len(cases))
+    for index, (_, name, kind, dtype_name, check) in enumerate(cases):
+        out.item(index, case_id(request["row"], name, kind, dtype_name, check), kind)
+
+
+def run(request, out) -> None:
+    cases = _cases_or_fatal(request, out)
+    if cases is None:
+        return
+    out.plan(len(cases))
+    for index in range(request.get("start", 0), len(cases)):
+        op, name, kind, dtype_name, check = cases[index]
+        out.start(index, case_id(request["row"], name, kind, dtype_name, check))
+        started = time.perf_counter()
+        try:
+            case = run_case(op, name, kind, dtype_name, check, request)
+        except Exception as e:  # noqa: BLE001  the harness could not evaluate this case
+            case = {"id": case_id(request["row"], name, kind, dtype_name, check), "status": "error",
+                    "execution": "not_run", "message": f"harness: {type(e).__name__}: {e}"}
+        case["duration_s"] = time.perf_counter() - started
+        out.case(case)

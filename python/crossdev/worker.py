@@ -1,0 +1,151 @@
+"""`python -m crossdev.worker`: the engine's Python worker (docs/python-worker.md).
+
+The C++ engine (`crossdev run`) stays the one orchestrator. For a matrix row whose suite is
+defined in Python it starts this module as a child process, writes ONE JSON request line on its
+stdin, and reads the protocol from its stdout, one record per line:
+
+    PLAN <n>                 the request's cases, n of them, in a fixed order
+    START <i>\t<id>          case i (0-based, in plan order), named <id>, is about to run
+    CASE\t...                its result, in the engine's case-record format (runner/case_codec.cpp)
+    ITEM <i>\t<id>\t<kind>   ("plan" requests) case i, named <id>, about device kind <kind>, without running it
+    BAD <row>\t<key>\t<msg>  ("check" requests) row <row> of the request is bad input at <key>
+    FATAL <message>          the worker cannot serve this request at all (e.g. op_db not importable)
+    DONE                     the request is answered; the worker exits 0
+
+If the worker dies (a segfaulting kernel) or hangs, the engine knows from the last START which
+case was running, reports it as `crash`, and starts a new worker with `"start": i + 1`.
+
+The request: {"request": "run" | "plan" | "check", "suite": "opinfo", "libraries": [paths to load with
+torch.ops.load_library], "simulated_kinds": [kinds to run on the sim backend], ...the suite's fields}.
+Everything a user's op prints on stdout goes to stderr, so it cannot corrupt the protocol.
+"""
+from __future__ import annotations
+
+import ctypes
+import importlib
+import json
+import os
+import signal
+import sys
+import traceback
+
+# Suites defined in Python: suite name -> module with check(request, out) and run(request, out).
+SUITES = {"opinfo": "crossdev.opinfo.suite"}
+
+STATUS_CODES = {"pass": 0, "fail": 1, "xfail": 2, "xpass": 3, "skip": 4, "error": 5, "crash": 6}
+EXECUTION_CODES = {"real": 0, "simulated": 1, "not_run": 2}
+
+
+class Protocol:
+    """The worker's side of the stream: one flushed line per record."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def line(self, text: str) -> None:
+        self._stream.write(text + "\n")
+        self._stream.flush()
+
+    def plan(self, n: int) -> None:
+        self.line(f"PLAN {n}")
+
+    def start(self, index: int, case_id: str) -> None:
+        self.line(f"START {index}\t{_escape(case_id)}")
+
+    def item(self, index: int, case_id: str, device_kind: str) -> None:
+        self.line(f"ITEM {index}\t{_escape(case_id)}\t{_escape(device_kind)}")
+
+    def bad(self, row: int, key: str, message: str) -> None:
+        self.line(f"BAD {row}\t{_escape(key)}\t{_escape(message)}")
+
+    def fatal(self, message: str) -> None:
+        self.line("FATAL " + _escape(message))
+
+    def done(self) -> None:
+        self.line("DONE")
+
+    def case(self, case: dict) -> None:
+        self.line(encode_case(case))
+
+
+def _escape(text: str) -> str:
+    out = []
+    for ch in str(text):
+        out.append({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\x1f": "\\u", "\x1e": "\\v"}.get(ch, ch))
+    return "".join(out)
+
+
+def encode_case(case: dict) -> str:
+    """The engine's case record (runner/case_codec.cpp encode_case): CASE and 14 tab-separated fields.
+    The row's bookkeeping fields (row id, suite, source, intent, file, line) are left empty: the engine
+    fills them from the row it handed over."""
+    metrics = "\x1f".join(f"{_escape(k)}\x1e{float(v)!r}" for k, v in case.get("metrics", {}).items())
+    details = "\x1f".join(f"{_escape(k)}\x1e{_escape(v)}" for k, v in case.get("details", {}).items())
+    fields = [case["id"], "", "", "", "", "", "0", str(STATUS_CODES[case["status"]]), case.get("device", ""),
+              str(EXECUTION_CODES[case.get("execution", "real")]), case.get("message", ""),
+              f"{float(case.get('duration_s', 0.0)):.9g}"]
+    return "CASE\t" + "\t".join(_escape(f) for f in fields) + "\t" + metrics + "\t" + details
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGKILL when the engine that started us dies (as `crossdev run --worker` does)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+    parent = os.environ.get("CROSSDEV_PYTHON_WORKER_PARENT")
+    if parent and str(os.getppid()) != parent:
+        os._exit(2)
+
+
+def _protocol_stream():
+    """A private copy of stdout for the protocol; fd 1 then points at stderr."""
+    fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(fd, "w", buffering=1)
+
+
+def serve(request: dict, out: Protocol) -> None:
+    name = request.get("suite")
+    if name not in SUITES:
+        out.fatal(f"unknown Python suite '{name}'; expected one of {', '.join(sorted(SUITES))}")
+        return
+    suite = importlib.import_module(SUITES[name])
+    kind = request.get("request")
+    if kind == "check":
+        suite.check(request, out)
+    elif kind == "run":
+        suite.run(request, out)
+    elif kind == "plan":
+        suite.plan_cases(request, out)
+    else:
+        out.fatal(f"unknown request '{kind}'; expected one of check, plan, run")
+        return
+    out.done()
+
+
+def main() -> int:
+    _die_with_parent()
+    out = Protocol(_protocol_stream())
+    line = sys.stdin.readline()
+    if not line.strip():
+        out.fatal("no request on stdin (expected one JSON object on one line)")
+        return 2
+    try:
+        request = json.loads(line)
+    except json.JSONDecodeError as e:
+        out.fatal(f"the request is not JSON: {e}")
+        return 2
+    try:
+        serve(request, out)
+    except Exception as e:  # noqa: BLE001  a bug in the worker: the engine reports it, never a silent pass
+        out.fatal(f"internal error in crossdev.worker: {type(e).__name__}: {e}\n{traceback.format_exc(limit=-3)}")
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -11,6 +11,7 @@
 //                the "Unknown device for graph fuser" class are rethrown as GraphFuserUnavailable.
 // dispatch() calls the op as a user would and records which kernel ran and why fused did not.
 // Exact formulas, shapes and the memory-traffic model of every op: docs/ops.md.
+#include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
@@ -35,7 +36,9 @@ struct OpCall {
   std::map<std::string, at::Tensor> tensors;
   std::map<std::string, double> scalars;   // "eps", "p", "scale" (when a scalar), ...
   bool training = false;
-  std::uint64_t seed = 0;                  // dropout mask seed: see portable_random.h
+  // The `Generator? generator` argument: where a random op draws its (seed, offset) stream
+  // (generator_stream.h); nullopt = the default generator of the call's device.
+  std::optional<at::Generator> generator;
   // The `.out` overload's output, already checked (shape, dtype, device, no overlap) and
   // contiguous; a native kernel may write its result there instead of allocating one
   // (ops/cpu/output.h). Undefined otherwise; never an input.

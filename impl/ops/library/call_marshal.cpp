@@ -17,6 +17,12 @@ bool is_tensor_argument(const c10::Argument& arg) {
   return false;
 }
 
+bool is_generator_argument(const c10::Argument& arg) {
+  c10::TypePtr type = arg.type();
+  if (const auto optional = type->cast<c10::OptionalType>()) type = optional->getElementType();
+  return type->kind() == c10::TypeKind::GeneratorType;
+}
+
 bool is_out_argument(const c10::Argument& arg) { return arg.alias_info() != nullptr && arg.alias_info()->isWrite(); }
 
 }  // namespace
@@ -32,15 +38,15 @@ OpCall call_from_arguments(const c10::FunctionSchema& schema, c10::ArrayRef<c10:
       if (value.isTensor()) call.tensors[arg.name()] = value.toTensor();
     } else if (arg.name() == "training") {
       call.training = value.toBool();
-    } else if (arg.name() == "seed") {
-      call.seed = static_cast<std::uint64_t>(value.toInt());
+    } else if (is_generator_argument(arg)) {
+      if (value.isGenerator()) call.generator = value.toGenerator();
     } else if (value.isDouble()) {
       call.scalars[arg.name()] = value.toDouble();
     } else if (value.isInt()) {
       call.scalars[arg.name()] = static_cast<double>(value.toInt());
     } else {
       TORCH_CHECK(false, schema.name(), ": argument '", arg.name(), "' of type ", arg.type()->str(),
-                  " is not a tensor, float, `bool training` or `int seed`");
+                   " is not a tensor, float, `bool training` or `Generator? generator`");
     }
   }
   return call;
@@ -60,8 +66,8 @@ void push_arguments(const c10::FunctionSchema& schema, const OpCall& call, torch
       stack.emplace_back(t.defined() ? c10::IValue(t) : c10::IValue());
     } else if (arg.name() == "training") {
       stack.emplace_back(call.training);
-    } else if (arg.name() == "seed") {
-      stack.emplace_back(static_cast<std::int64_t>(call.seed));
+    } else if (is_generator_argument(arg)) {
+      stack.emplace_back(call.generator.has_value() ? c10::IValue(*call.generator) : c10::IValue());
     } else if (arg.type()->kind() == c10::TypeKind::IntType) {
       scalars_used.insert(arg.name());
       stack.emplace_back(static_cast<std::int64_t>(call.scalar(arg.name(), arg.default_value() ? arg.default_value()->toInt() : 0)));

@@ -1,7 +1,7 @@
 #pragma once
 // Between the dispatcher's boxed arguments and an OpCall, by the schema: Tensor and Tensor?
 // arguments are the call's tensors (None = not given), float arguments its scalars, `bool
-// training` and `int seed` its training flag and dropout seed. The generic kernels use it, and so
+// training` and `Generator? generator` its training flag and generator (None = the default). The generic kernels use it, and so
 // does OpSpec::run, which calls the ops through the dispatcher.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>

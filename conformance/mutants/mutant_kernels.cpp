@@ -55,7 +55,9 @@ at::Tensor bdas_mask_not_rescaled(const OpCall& call) {
   at::Tensor v = opmath(x);
   if (call.has_tensor("bias")) v = v + opmath(call.tensor("bias"));
   if (ops::bias_dropout_add_scale::dropout_active(call)) {
-    v = v * ops::portable_random::dropout_keep_mask(call.seed, v.sizes(), call.scalar("p", 0.0), v.device()).to(v.scalar_type());
+    const ops::generator_stream::Stream stream = ops::bias_dropout_add_scale::draw_mask_stream(call);
+    v = v * ops::portable_random::dropout_keep_mask(stream.seed, stream.offset, v.sizes(), call.scalar("p", 0.0), v.device())
+                .to(v.scalar_type());
   }
   at::Tensor out = call.has_tensor("scale") ? v * opmath(call.tensor("scale")) : v * call.scalar("scale_value", 1.0);
   if (call.has_tensor("residual")) out = out + opmath(call.tensor("residual"));

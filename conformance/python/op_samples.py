@@ -1,6 +1,8 @@
 """The portable inputs of a crossdev op as the positional arguments of torch.ops.crossdev.<op>,
-read off the registered schema (Tensor arguments are inputs, `training`/`seed` the call's flags,
-other scalars the shape set's values or the schema default)."""
+read off the registered schema (Tensor arguments are inputs, `training` the call's flag, other
+scalars the shape set's values or the schema default: `generator` stays None, so a random op draws
+from the device's default generator and torch.manual_seed, which opcheck calls before each run,
+reproduces it)."""
 import torch
 
 import crossdev
@@ -18,8 +20,6 @@ def op_arguments(op, shape_set, dtype, device, requires_grad=False):
             args.append(t)
         elif arg.name == "training":
             args.append(made["training"])
-        elif arg.name == "seed":
-            args.append(made["seed"])
         else:
             args.append(made["scalars"].get(arg.name, arg.default_value))
     return args

@@ -4,13 +4,13 @@
 
 #include <cmath>
 
+#include "ops/generator_stream.h"
 #include "ops/portable_random.h"
 
 namespace crossdev::ops {
 
 InputMaker::InputMaker(std::string op, std::string shape_set, std::uint64_t seed)
     : op_(std::move(op)), shape_set_(std::move(shape_set)), seed_(seed) {
-  call_.seed = seed;
 }
 
 std::uint64_t InputMaker::key(const std::string& name, const char* purpose) const {
@@ -66,6 +66,8 @@ OpCall InputMaker::finish(at::ScalarType dtype, c10::Device device) && {
     if (auto it = expansions_.find(name); it != expansions_.end()) converted = converted.expand(it->second);
     tensor = converted;
   }
+  // A random call's stream: the same on every device for one seed.
+  if (call_.training) call_.generator = generator_stream::harness_generator(device, seed_);
   return std::move(call_);
 }
 

@@ -36,7 +36,9 @@ class InputMaker {
   void scalar(const std::string& name, double value) { call_.scalars[name] = value; }
   void training(bool on) { call_.training = on; }
 
-  // Casts floating tensors to `dtype`, moves everything to `device`, applies the transposes.
+  // Casts floating tensors to `dtype`, moves everything to `device`, applies the transposes. A
+  // call in training mode gets generator_stream::harness_generator(device, seed): one random
+  // stream per seed on every device.
   OpCall finish(at::ScalarType dtype, c10::Device device) &&;
 
  private:

@@ -88,7 +88,7 @@ struct OpDefinition {
   const char* name;
   // The dispatcher schema, e.g. "modulate(Tensor x, Tensor shift, Tensor scale) -> Tensor".
   // Tensor arguments are the inputs (same names as `inputs`), float arguments are scalars of the
-  // call, `bool training` and `int seed` are OpCall::training / OpCall::seed. The `.out` overload
+  // call, `bool training` and `Generator? generator` are OpCall::training / OpCall::generator. The `.out` overload
   // and `<op>_backward` are derived from it (ops/library/op_schemas.h).
   const char* schema;
   // The output's shape is the broadcast of these inputs (default: the first input's shape); its

@@ -39,9 +39,8 @@ struct OpCall {
   NamedValues<at::Tensor> tensors;  // by input name, e.g. "x", "shift" (named_values.h: no allocation)
   NamedValues<double> scalars;      // "eps", "p", "scale" (when a scalar), ...
   bool training = false;
-  std::uint64_t seed = 0;                  // dropout mask seed: see portable_random.h
-  // A `Generator? generator` argument of the schema (dropout draws its seed and offset from it);
-  // nullopt when the schema has none or the caller passed None.
+  // The `Generator? generator` argument: where a random op draws its (seed, offset) stream
+  // (generator_stream.h); nullopt = the default generator of the call's device.
   std::optional<at::Generator> generator;
   // The `.out` overload's output, already checked (shape, dtype, device, no overlap) and
   // contiguous; a native kernel may write its result there instead of allocating one

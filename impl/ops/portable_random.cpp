@@ -27,13 +27,14 @@ at::Tensor uniform_tensor(std::uint64_t key, at::IntArrayRef sizes, double lo, d
   return out;
 }
 
-at::Tensor dropout_keep_mask(std::uint64_t seed, at::IntArrayRef sizes, double p, c10::Device device) {
+at::Tensor dropout_keep_mask(std::uint64_t seed, std::uint64_t offset, at::IntArrayRef sizes, double p,
+                             c10::Device device) {
   at::Tensor keep = at::empty(sizes, at::TensorOptions().dtype(at::kBool));
   bool* data = keep.data_ptr<bool>();
   const std::uint64_t key = dropout_key(seed);
   const std::uint64_t threshold = dropout_threshold(p);  // uniform01(key, i) >= p, as an integer compare
   for (std::int64_t i = 0, n = keep.numel(); i < n; ++i) {
-    data[i] = dropout_keep(key, static_cast<std::uint64_t>(i), threshold);
+    data[i] = dropout_keep(key, offset + static_cast<std::uint64_t>(i), threshold);
   }
   return keep.to(device);
 }

@@ -1,17 +1,21 @@
 #pragma once
 // Counter-based random numbers that are the same bits on every machine and device.
 //
-// Why not at::Generator: its streams differ across backends (CUDA Philox vs CPU mt19937) and
-// across vectorized code paths, so "the same inputs on every runner" and "the same dropout mask
-// on every device" would not hold. Here value i of a stream is a pure function of (key, i):
+// Why not at::Generator's own engines: their streams differ across backends (CUDA Philox vs CPU
+// mt19937) and across vectorized code paths, so "the same inputs on every runner" and "the same
+// dropout mask on every device" would not hold. torch's generators supply only the (seed, offset)
+// of a dropout call (generator_stream.h); the bits come from here. Here value i of a stream is a pure function of (key, i):
 // SplitMix64 finalizer over key + (i + 1) * golden ratio, the top 53 bits scaled by 2^-53.
 // Only integer ops and exact IEEE double ops are used, so results are bit-identical everywhere.
 //
 // Streams:
 //   inputs        key = stream_key({op, shape_set, input name}, seed)
-//   dropout mask  key = dropout_key(seed); element i (row-major index in the output shape) is
-//                 kept iff uniform01(key, i) >= p. Fused kernels evaluate this inline; the
-//                 fallback materializes it with dropout_keep_mask().
+//   dropout mask  a call's stream is a (seed, offset) pair drawn from torch's generator
+//                 (generator_stream.h); key = dropout_key(seed), and element i (row-major index
+//                 in the output shape) is kept iff uniform01(key, offset + i) >= p, so a stream
+//                 continues where the previous call's left off, as Philox offsets do. Fused
+//                 kernels evaluate this inline; the fallback materializes it with
+//                 dropout_keep_mask().
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
@@ -59,8 +63,10 @@ std::uint64_t dropout_key(std::uint64_t seed) noexcept;
 // float64 CPU tensor of `sizes`, element i = lo + (hi - lo) * uniform01(key, i), row-major.
 at::Tensor uniform_tensor(std::uint64_t key, at::IntArrayRef sizes, double lo, double hi);
 
-// Bool tensor on `device`: true where the element survives dropout with probability p.
-at::Tensor dropout_keep_mask(std::uint64_t seed, at::IntArrayRef sizes, double p, c10::Device device);
+// Bool tensor on `device`: true where the element survives dropout with probability p, for the
+// stream (seed, offset): element i is decided by counter offset + i.
+at::Tensor dropout_keep_mask(std::uint64_t seed, std::uint64_t offset, at::IntArrayRef sizes, double p,
+                             c10::Device device);
 
 // Survivor multiplier 1 / (1 - p); 0 for p >= 1 (everything dropped, as torch.dropout does).
 inline double dropout_survivor_scale(double p) noexcept { return p < 1.0 ? 1.0 / (1.0 - p) : 0.0; }

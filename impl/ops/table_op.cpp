@@ -8,6 +8,9 @@
 //             its key on the others, where a native kernel would win; autograd is then ATen's
 //             over the composition, the semantic reference
 //   torchscript the seed's scripted function (torchscript_runner.h)
+// run() and dispatch() hand the op a copy of OpCall::generator, never the generator itself: every
+// implementation run on one call draws the same random stream (the harness's parity) and running
+// it twice gives the same result (its reproducibility check).
 #include <stdexcept>
 
 #include "log/logger.h"
@@ -20,6 +23,13 @@
 
 namespace crossdev::ops {
 namespace {
+
+// `call` with its generator replaced by a copy of its current state.
+OpCall with_generator_copy(const OpCall& call) {
+  OpCall copy = call;
+  if (call.generator.has_value() && call.generator->defined()) copy.generator = call.generator->clone();
+  return copy;
+}
 
 class TableOp final : public OpSpec {
  public:
@@ -57,7 +67,8 @@ class TableOp final : public OpSpec {
     return library::eligibility(def_, impl == Impl::Fused, call);
   }
 
-  at::Tensor run(Impl impl, const OpCall& call) const override {
+  at::Tensor run(Impl impl, const OpCall& given) const override {
+    const OpCall call = with_generator_copy(given);
     std::vector<PredicateResult> failed = failed_predicates(impl, call);
     if (!failed.empty()) throw NotEligible(def_.name, impl, std::move(failed));
     switch (impl) {
@@ -90,7 +101,7 @@ class TableOp final : public OpSpec {
       for (const Rejection& r : rec.rejected) message += "; " + std::string(impl_name(r.impl)) + " rejected: " + r.reason;
       log.log(LogLevel::Debug, "dispatch", message, {{"op", def_.name}, {"impl", impl_name(rec.ran)}});
     }
-    return library::call_op(def_, call);
+    return library::call_op(def_, with_generator_copy(call));
   }
 
  private:

@@ -17,8 +17,11 @@ SimGeneratorImpl::SimGeneratorImpl(c10::DeviceIndex device_index)
       engine_(at::make_generator<at::CPUGeneratorImpl>()) {}
 
 void SimGeneratorImpl::set_current_seed(uint64_t seed) { engine_.set_current_seed(seed); }
-void SimGeneratorImpl::set_offset(uint64_t offset) { engine_.set_offset(offset); }
-uint64_t SimGeneratorImpl::get_offset() const { return engine_.get_offset(); }
+// The engine (a CPU generator) has no Philox offset. A sim generator reports 0 and accepts 0, so
+// that torch.Generator's pickling (__reduce__ / __setstate__, which copy.deepcopy and AOTAutograd
+// use on a generator argument) works; any other offset is refused.
+void SimGeneratorImpl::set_offset(uint64_t offset) { TORCH_CHECK(offset == 0, "sim Generator does not use offset"); }
+uint64_t SimGeneratorImpl::get_offset() const { return 0; }
 uint64_t SimGeneratorImpl::current_seed() const { return engine_.current_seed(); }
 uint64_t SimGeneratorImpl::seed() { return engine_.seed(); }
 void SimGeneratorImpl::set_state(const c10::TensorImpl& new_state) { engine_.unsafeGetGeneratorImpl()->set_state(new_state); }

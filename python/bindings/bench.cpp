@@ -58,7 +58,7 @@ void bind_bench(py::module_& m) {
         out["tensors"] = tensors;
         out["scalars"] = scalars;
         out["training"] = call.training;
-        out["seed"] = call.seed;
+        out["seed"] = seed;
         return out;
       },
       py::arg("op"), py::arg("elements"), py::arg("dtype") = "float32", py::arg("device") = "cpu",

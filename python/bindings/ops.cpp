@@ -4,6 +4,7 @@
 #include <torch/python.h>
 
 #include "ops/cpu/capability.h"
+#include "ops/generator_stream.h"
 #include "ops/op_registry.h"
 
 namespace py = pybind11;
@@ -31,7 +32,17 @@ ops::OpCall make_call(const std::map<std::string, std::optional<at::Tensor>>& te
   }
   call.scalars = scalars;
   call.training = training;
-  call.seed = seed;
+  // `seed` names the random stream as make_inputs does: one stream per seed on every device.
+  if (training) {
+    c10::Device device(c10::kCPU);
+    for (const auto& [name, t] : call.tensors) {
+      if (t.defined()) {
+        device = t.device();
+        break;
+      }
+    }
+    call.generator = ops::generator_stream::harness_generator(device, seed);
+  }
   return call;
 }
 
@@ -98,7 +109,7 @@ void bind_ops(py::module_& root) {
         d["tensors"] = call.tensors.to_map();
         d["scalars"] = call.scalars.to_map();
         d["training"] = call.training;
-        d["seed"] = call.seed;
+        d["seed"] = seed;  // the case's seed: run(..., seed) gives its random stream again
         return d;
       },
       py::arg("op"), py::arg("shape_set"), py::arg("dtype"), py::arg("device") = "cpu", py::arg("seed") = 0,

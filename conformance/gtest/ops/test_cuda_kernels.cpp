@@ -10,6 +10,9 @@
 
 #include <map>
 
+#include <ATen/CPUGeneratorImpl.h>
+
+#include "ops/generator_stream.h"
 #include "ops/portable_random.h"
 #include "ops_test_util.h"
 
@@ -135,7 +138,7 @@ TEST(CudaKernelsDropout, SameKeptElementsAsCpuFused) {
               if (with_bias) call.tensors["bias"] = at::ones({shape.back()}, at::TensorOptions().dtype(dtype).device(device));
               call.scalars["p"] = p;
               call.training = true;
-              call.seed = seed;
+              call.generator = generator_stream::harness_generator(device, seed);  // one stream on both
               return call;
             };
             const at::Tensor cuda_out = op->run(Impl::Fused, make(kCuda)).cpu();
@@ -143,8 +146,17 @@ TEST(CudaKernelsDropout, SameKeptElementsAsCpuFused) {
             const at::Tensor cuda_kept = cuda_out.ne(0);
             const at::Tensor cpu_kept = cpu_out.ne(0);
             EXPECT_TRUE(at::equal(cuda_kept, cpu_kept));
-            EXPECT_TRUE(at::equal(cuda_kept, portable_random::dropout_keep_mask(seed, shape, p, kCpu)));
+            const generator_stream::Stream stream = generator_stream::draw(at::detail::createCPUGenerator(seed), 1);
+            EXPECT_TRUE(at::equal(cuda_kept, portable_random::dropout_keep_mask(stream.seed, stream.offset, shape, p, kCpu)));
             EXPECT_TRUE(at::equal(cuda_out, cpu_out));  // 0 or (1 + bias) / (1 - p), both rounded once
+            // A CUDA generator's own (seed, Philox offset) is the stream, offset included.
+            OpCall with_offset = make(kCuda);
+            at::Generator cuda_gen = at::globalContext().defaultGenerator(kCuda).clone();
+            cuda_gen.set_current_seed(seed);
+            cuda_gen.set_offset(1024);
+            with_offset.generator = cuda_gen;
+            EXPECT_TRUE(at::equal(op->run(Impl::Fused, with_offset).cpu().ne(0),
+                                  portable_random::dropout_keep_mask(seed, 1024, shape, p, kCpu)));
           }
         }
       }

@@ -1,7 +1,10 @@
 // The portable generator: a pure function of (key, counter). The fixed values below were
 // computed by an independent Python implementation of the same definition (docs/ops.md), so a
 // change of algorithm, or a platform that computes it differently, fails here.
+#include <ATen/CPUGeneratorImpl.h>
+
 #include "ops/cpu/capability.h"
+#include "ops/generator_stream.h"
 #include "ops/portable_random.h"
 #include "ops_test_util.h"
 
@@ -59,14 +62,16 @@ TEST(PortableRandom, InputsAreTheFloat64ValuesCastOnce) {
 }
 
 TEST(PortableRandom, DropoutMaskIsReproducibleAndKeepsAboutOneMinusP) {
-  const at::Tensor a = pr::dropout_keep_mask(9, {200, 500}, 0.25, c10::Device(c10::kCPU));
-  const at::Tensor b = pr::dropout_keep_mask(9, {200, 500}, 0.25, c10::Device(c10::kCPU));
-  const at::Tensor c = pr::dropout_keep_mask(10, {200, 500}, 0.25, c10::Device(c10::kCPU));
+  const at::Tensor a = pr::dropout_keep_mask(9, 0, {200, 500}, 0.25, c10::Device(c10::kCPU));
+  const at::Tensor b = pr::dropout_keep_mask(9, 0, {200, 500}, 0.25, c10::Device(c10::kCPU));
+  const at::Tensor c = pr::dropout_keep_mask(10, 0, {200, 500}, 0.25, c10::Device(c10::kCPU));
   EXPECT_TRUE(at::equal(a, b));
   EXPECT_FALSE(at::equal(a, c));
   EXPECT_NEAR(a.to(at::kDouble).mean().item<double>(), 0.75, 0.01);
   // Row-major counters: a mask of a prefix shape is a prefix of the flat mask.
-  EXPECT_TRUE(at::equal(pr::dropout_keep_mask(9, {1000}, 0.25, c10::Device(c10::kCPU)), a.flatten().narrow(0, 0, 1000)));
+  EXPECT_TRUE(at::equal(pr::dropout_keep_mask(9, 0, {1000}, 0.25, c10::Device(c10::kCPU)), a.flatten().narrow(0, 0, 1000)));
+  // The offset starts the counters further on: the stream continues, as a Philox offset does.
+  EXPECT_TRUE(at::equal(pr::dropout_keep_mask(9, 1000, {500}, 0.25, c10::Device(c10::kCPU)), a.flatten().narrow(0, 1000, 500)));
 }
 
 TEST(PortableRandom, FusedDropoutDropsExactlyTheFallbackMaskElements) {
@@ -74,7 +79,10 @@ TEST(PortableRandom, FusedDropoutDropsExactlyTheFallbackMaskElements) {
   OpCall call = op->make_inputs("no_bias_no_residual", at::kFloat, c10::Device(c10::kCPU), 17);
   call.tensors["x"] = at::ones({4, 67});
   call.scalars["scale_value"] = 1.0;
-  const at::Tensor keep = pr::dropout_keep_mask(17, {4, 67}, call.scalars.at("p"), c10::Device(c10::kCPU));
+  // The stream the call's generator (a CPU generator seeded 17) gives: a non-zero offset.
+  const generator_stream::Stream stream = generator_stream::draw(at::detail::createCPUGenerator(17), 4 * 67);
+  ASSERT_NE(stream.offset, 0u);
+  const at::Tensor keep = pr::dropout_keep_mask(stream.seed, stream.offset, {4, 67}, call.scalars.at("p"), c10::Device(c10::kCPU));
   const at::Tensor fused = op->run(Impl::Fused, call);
   EXPECT_TRUE(at::equal(fused.ne(0), keep));
   EXPECT_TRUE(at::equal(op->run(Impl::Fallback, call).ne(0), keep));
@@ -119,7 +127,8 @@ TEST(PortableRandom, FusedDropoutMaskIsTheFallbackMaskOnEveryCapability) {
         call.tensors["x"] = at::ones({3, cols});
         call.scalars["p"] = p;
         call.scalars["scale_value"] = 1.0;
-        const at::Tensor keep = pr::dropout_keep_mask(5, {3, cols}, p, c10::Device(c10::kCPU));
+        const generator_stream::Stream stream = generator_stream::draw(at::detail::createCPUGenerator(5), 3 * cols);
+        const at::Tensor keep = pr::dropout_keep_mask(stream.seed, stream.offset, {3, cols}, p, c10::Device(c10::kCPU));
         auto [fused, leaves] = forward_with_leaves(*op, Impl::Fused, call);
         EXPECT_TRUE(at::equal(fused.ne(0), keep));
         fused.backward(at::ones_like(fused));

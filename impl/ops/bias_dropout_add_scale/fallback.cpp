@@ -10,7 +10,8 @@ at::Tensor fallback(const OpCall& call) {
   if (call.has_tensor("bias")) v = v + to_opmath(call.tensor("bias"));
   if (dropout_active(call)) {
     const double p = call.scalar("p", 0.0);
-    const at::Tensor keep = portable_random::dropout_keep_mask(call.seed, v.sizes(), p, v.device());
+    const generator_stream::Stream stream = draw_mask_stream(call);
+    const at::Tensor keep = portable_random::dropout_keep_mask(stream.seed, stream.offset, v.sizes(), p, v.device());
     v = v * keep.to(v.scalar_type()) * portable_random::dropout_survivor_scale(p);
   }
   at::Tensor out = call.has_tensor("scale") ? to_opmath(call.tensor("scale")) * v : v * call.scalar("scale_value", 1.0);

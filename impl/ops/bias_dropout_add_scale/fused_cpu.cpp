@@ -1,5 +1,6 @@
 // One pass over the output each way. The dropout mask is never materialized: element i (its
-// row-major index in the contiguous output) is kept iff uniform01(dropout_key(seed), i) >= p,
+// row-major index in the contiguous output) is kept iff uniform01(dropout_key(seed), offset + i)
+// >= p, for the call's stream (seed, offset) (draw_mask_stream, kernels.h),
 // the same rule dropout_keep_mask() applies for the fallback, decided 64 elements at a time in
 // SIMD on the contiguous path (ops/cpu/lane_bits.h) and one at a time on the strided one.
 //   forward   out = s keep (x + bias) + residual
@@ -30,6 +31,7 @@ struct Plan {
   double survivor = 1.0;
   double scalar_scale = 1.0;
   std::uint64_t key = 0;
+  std::uint64_t offset = 0;     // the stream's first counter: element i uses offset + i
   std::uint64_t threshold = 0;  // portable_random::dropout_threshold(p)
 };
 
@@ -40,7 +42,9 @@ void set_dropout(AnyPlan& plan, const OpCall& call) {
   plan.p = call.scalar("p", 0.0);
   plan.survivor = portable_random::dropout_survivor_scale(plan.p);
   plan.scalar_scale = call.scalar("scale_value", 1.0);
-  plan.key = portable_random::dropout_key(call.seed);
+  const generator_stream::Stream stream = draw_mask_stream(call);
+  plan.key = portable_random::dropout_key(stream.seed);
+  plan.offset = stream.offset;
   plan.threshold = portable_random::dropout_threshold(plan.p);
 }
 
@@ -53,7 +57,7 @@ void run(at::TensorIteratorBase& iter, const Plan& plan, const char* out_base) {
   const opmath_t survivor(plan.survivor), scalar_scale(plan.scalar_scale);
 
   auto keep_factor = [&](std::int64_t index) -> opmath_t {
-    return portable_random::dropout_keep(plan.key, static_cast<std::uint64_t>(index), plan.threshold) ? survivor : opmath_t(0);
+    return portable_random::dropout_keep(plan.key, plan.offset + static_cast<std::uint64_t>(index), plan.threshold) ? survivor : opmath_t(0);
   };
   auto load_at = [](char* base, std::int64_t stride, std::int64_t i) {
     return static_cast<opmath_t>(*reinterpret_cast<const scalar_t*>(base + i * stride));
@@ -66,7 +70,7 @@ void run(at::TensorIteratorBase& iter, const Plan& plan, const char* out_base) {
     if (contiguous) {
       const std::int64_t first = (data[0] - out_base) / static_cast<std::int64_t>(sizeof(scalar_t));
       auto ptr = [&](int k) { return reinterpret_cast<const scalar_t*>(data[k]); };
-      cpu::KeepLanes<opmath_t> keep(plan.key, plan.threshold, static_cast<std::uint64_t>(first), survivor);
+      cpu::KeepLanes<opmath_t> keep(plan.key, plan.threshold, plan.offset + static_cast<std::uint64_t>(first), survivor);
       for (; i + IO::kWidth <= n; i += IO::kWidth) {
         Vec v = IO::load(ptr(1) + i);
         if (plan.bias >= 0) v = v + IO::load(ptr(plan.bias) + i);
@@ -134,7 +138,7 @@ struct BackwardPlan {
   int grad = -1, x = -1, bias = -1, scale = -1;
   bool dropout = false;
   double p = 0.0, survivor = 1.0, scalar_scale = 1.0;
-  std::uint64_t key = 0, threshold = 0;
+  std::uint64_t key = 0, offset = 0, threshold = 0;
 };
 
 template <typename scalar_t>
@@ -151,7 +155,7 @@ void run_backward(at::TensorIteratorBase& iter, const BackwardPlan& plan, const 
   // and the sums over broadcast dimensions (thousands of terms) do not drift apart.
   auto keep_factor = [&](std::int64_t index) -> opmath_t {
     if (!plan.dropout) return opmath_t(1);
-    return portable_random::dropout_keep(plan.key, static_cast<std::uint64_t>(index), plan.threshold) ? opmath_t(1) : opmath_t(0);
+    return portable_random::dropout_keep(plan.key, plan.offset + static_cast<std::uint64_t>(index), plan.threshold) ? opmath_t(1) : opmath_t(0);
   };
   auto load_at = [](char* base, std::int64_t stride, std::int64_t i) {
     return static_cast<opmath_t>(*reinterpret_cast<const scalar_t*>(base + i * stride));
@@ -166,7 +170,7 @@ void run_backward(at::TensorIteratorBase& iter, const BackwardPlan& plan, const 
     if (contiguous) {
       const std::int64_t first = (data[0] - gv_base) / static_cast<std::int64_t>(sizeof(opmath_t));
       auto ptr = [&](int k) { return reinterpret_cast<const scalar_t*>(data[k]); };
-      cpu::KeepLanes<opmath_t> keep(plan.key, plan.threshold, static_cast<std::uint64_t>(first), opmath_t(1));
+      cpu::KeepLanes<opmath_t> keep(plan.key, plan.threshold, plan.offset + static_cast<std::uint64_t>(first), opmath_t(1));
       for (; i + IO::kWidth <= n; i += IO::kWidth) {
         const Vec m = plan.dropout ? keep.next() : Vec(opmath_t(1));
         const Vec g = IO::load(ptr(plan.grad) + i);

@@ -1,6 +1,7 @@
 #include <ATen/ExpandUtils.h>
 #include <ATen/Functions.h>
 #include <ATen/TensorOperators.h>
+#include <c10/util/accumulate.h>
 
 #include "ops/library/register_op.h"
 #include "ops/bias_dropout_add_scale/kernels.h"
@@ -34,11 +35,23 @@ Predicate bias_dropout_shapes() {
           }};
 }
 
+// ATen's dropout refuses the same p, training or not, with the same words.
 Predicate dropout_probability_valid() {
   return {"dropout_probability_valid", [](const OpCall& call) -> std::string {
             const double p = call.scalar("p", 0.0);
             if (p >= 0.0 && p <= 1.0) return "";
-            return "p must be in [0, 1], got " + std::to_string(p);
+            return c10::str("dropout probability has to be between 0 and 1, but got ", p);
+          }};
+}
+
+// A generator given for another device type is refused before any kernel runs.
+Predicate generator_on_device() {
+  return {"generator_on_device", [](const OpCall& call) -> std::string {
+            const at::Tensor x = call.tensor("x");
+            if (!call.generator.has_value() || !call.generator->defined() || !x.defined()) return "";
+            const c10::DeviceType type = call.generator->device().type();
+            if (type == x.device().type()) return "";
+            return c10::str("Expected a '", x.device().type(), "' device type for generator but found '", type, "'");
           }};
 }
 
@@ -66,7 +79,8 @@ std::vector<c10::IValue> script_arguments(const OpCall& call) {
   if (bias_dropout_add_scale::dropout_active(call)) {
     const double p = call.scalar("p", 0.0);
     const auto shape = bias.defined() ? at::infer_size(x.sizes(), bias.sizes()) : x.sizes().vec();
-    keep = portable_random::dropout_keep_mask(call.seed, shape, p, x.device()).to(x.scalar_type()) *
+    const generator_stream::Stream stream = bias_dropout_add_scale::draw_mask_stream(call);
+    keep = portable_random::dropout_keep_mask(stream.seed, stream.offset, shape, p, x.device()).to(x.scalar_type()) *
            portable_random::dropout_survivor_scale(p);
   }
   auto optional = [](const at::Tensor& t) { return t.defined() ? c10::IValue(t) : c10::IValue(); };
@@ -97,10 +111,20 @@ void bench_inputs(InputMaker& in, std::int64_t n) {
 
 }  // namespace
 
+generator_stream::Stream bias_dropout_add_scale::draw_mask_stream(const OpCall& call) {
+  if (!dropout_active(call)) return {};
+  const at::Tensor x = call.tensor("x");
+  const at::Tensor bias = call.tensor("bias");
+  const std::int64_t elements =
+      bias.defined() ? c10::multiply_integers(at::infer_size(x.sizes(), bias.sizes())) : x.numel();
+  return generator_stream::draw(generator_stream::generator_for(call.generator, x.device()),
+                                static_cast<std::uint64_t>(elements));
+}
+
 OpDefinition bias_dropout_add_scale_definition() {
   OpDefinition def;
   def.name = "bias_dropout_add_scale";
-  def.schema = "bias_dropout_add_scale(Tensor x, Tensor? bias=None, Tensor? scale=None, Tensor? residual=None, float scale_value=1.0, float p=0.0, bool training=False, int seed=0) -> Tensor";
+  def.schema = "bias_dropout_add_scale(Tensor x, Tensor? bias=None, Tensor? scale=None, Tensor? residual=None, float scale_value=1.0, float p=0.0, bool training=False, Generator? generator=None) -> Tensor";
   def.output_shape_from = {"x", "bias"};
   def.inputs = {{"x", true, true}, {"bias", false, true}, {"scale", false, true}, {"residual", false, true}};
   def.shape_sets = {
@@ -140,7 +164,7 @@ OpDefinition bias_dropout_add_scale_definition() {
          in.training(true);
        }},
   };
-  def.validity = {bias_dropout_shapes(), dropout_probability_valid()};
+  def.validity = {bias_dropout_shapes(), dropout_probability_valid(), generator_on_device()};
   def.fallback = bias_dropout_add_scale::fallback;
   def.fused_cpu = bias_dropout_add_scale::fused_cpu;
   def.fused_backward_cpu = bias_dropout_add_scale::fused_backward_cpu;

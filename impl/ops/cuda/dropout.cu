@@ -1,7 +1,9 @@
 // CUDA fused bias_dropout_add_scale, forward and backward:
 //   out = s * keep(i) * (x + bias) + residual,   keep(i) = kept(i) ? 1 / (1 - p) : 0
 // with kept(i) the portable rule (launch.cuh: dropout_keep, bit for bit the CPU's
-// uniform01(dropout_key(seed), i) >= p), i the row-major index in the output shape, s the scale
+// uniform01(dropout_key(seed), offset + i) >= p), i the row-major index in the output shape,
+// (seed, offset) the stream the call draws from its CUDA generator (draw_mask_stream, kernels.h:
+// the generator's seed and Philox offset, which advances as philox_cuda_state does), s the scale
 // tensor or the scalar "scale_value". The mask is never materialized.
 // Operands index the contiguous output by one of: full (same shape, contiguous), row (a [..., D]
 // tensor with every other dim 1: element i % D), scalar (one element). Any other broadcast is
@@ -48,6 +50,7 @@ __device__ __forceinline__ void load_operand(const Operand<scalar_t>& op, std::i
 struct Dropout {
   bool active = false;
   std::uint64_t key = 0;
+  std::uint64_t offset = 0;  // the stream's first counter: element i uses offset + i
   std::uint64_t threshold = 0;
   double survivor = 1.0;
 };
@@ -60,7 +63,7 @@ __device__ __forceinline__ void keep_factors(const Dropout& dropout, std::int64_
 #pragma unroll
   for (int e = 0; e < VEC; ++e) {
     k[e] = !dropout.active ? opmath_t(1)
-           : cuda::dropout_keep(dropout.key, static_cast<std::uint64_t>(i + e), dropout.threshold) ? survivor
+           : cuda::dropout_keep(dropout.key, dropout.offset + static_cast<std::uint64_t>(i + e), dropout.threshold) ? survivor
                                                                                                  : opmath_t(0);
   }
 }
@@ -215,7 +218,9 @@ Plan make_plan(const OpCall& call) {
   const double p = call.scalar("p", 0.0);
   plan.dropout.active = dropout_active(call);
   if (plan.dropout.active) {
-    plan.dropout.key = portable_random::dropout_key(call.seed);
+    const generator_stream::Stream stream = draw_mask_stream(call);  // once per forward / backward
+    plan.dropout.key = portable_random::dropout_key(stream.seed);
+    plan.dropout.offset = stream.offset;
     plan.dropout.threshold = cuda::dropout_threshold(p);
     plan.dropout.survivor = portable_random::dropout_survivor_scale(p);
   }

@@ -8,6 +8,9 @@
 // first-order gradient stays the fused one and the second-order one is the reference's. A call in
 // training mode (a random dropout mask) has no double backward: it raises naming the op.
 // crossdev::<op>.out: refuses inputs that require grad, as ATen's out= overloads do.
+// A `Generator?` argument is saved as a copy of the generator's state before the forward draws
+// from it (the device's default generator when None), and the backward gets a fresh copy of that
+// state each time it runs, so it redraws the forward's random stream (generator_stream.h).
 #include <map>
 
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -16,6 +19,7 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include "ops/generator_stream.h"
 #include "ops/library/call_marshal.h"
 #include "ops/library/op_schemas.h"
 #include "ops/library/register_op.h"
@@ -33,6 +37,20 @@ bool is_differentiable_input(const OpDefinition& def, const std::string& name) {
   return false;
 }
 
+bool is_generator_argument(const c10::Argument& arg) {
+  c10::TypePtr type = arg.type();
+  if (const auto optional = type->cast<c10::OptionalType>()) type = optional->getElementType();
+  return type->kind() == c10::TypeKind::GeneratorType;
+}
+
+// The device of the call: its first tensor argument's.
+c10::Device call_device(const std::vector<c10::IValue>& arguments) {
+  for (const c10::IValue& arg : arguments) {
+    if (arg.isTensor()) return arg.toTensor().device();
+  }
+  return c10::Device(c10::kCPU);
+}
+
 // Non-tensor arguments of apply() before the tensor list; they get no gradient slot filled.
 constexpr std::size_t kLeadingArgs = 3;
 
@@ -45,9 +63,16 @@ class OpFunction : public torch::autograd::Function<OpFunction> {
     (void)differentiable;
     std::vector<at::Tensor> saved;
     c10::impl::GenericList rest(c10::AnyType::get());
-    for (const c10::IValue& arg : *arguments) {
+    const auto& schema_args = op->schema().arguments();
+    for (std::size_t i = 0; i < arguments->size(); ++i) {
+      const c10::IValue& arg = (*arguments)[i];
       saved.push_back(arg.isTensor() ? arg.toTensor() : at::Tensor());
-      rest.push_back(arg.isTensor() ? c10::IValue() : arg);
+      if (is_generator_argument(schema_args[i])) {
+        const std::optional<at::Generator> given = arg.isGenerator() ? std::optional(arg.toGenerator()) : std::nullopt;
+        rest.push_back(generator_stream::snapshot(given, call_device(*arguments)));
+      } else {
+        rest.push_back(arg.isTensor() ? c10::IValue() : arg);
+      }
     }
     ctx->save_for_backward(saved);
     ctx->saved_data["arguments"] = rest;
@@ -78,7 +103,13 @@ class OpFunction : public torch::autograd::Function<OpFunction> {
     variable_list out(kLeadingArgs);
     for (std::size_t i = 0; i < args.size(); ++i) {
       const bool tensor = saved[i].defined();
-      stack.emplace_back(tensor ? c10::IValue(saved[i]) : rest.get(i));
+      if (tensor) {
+        stack.emplace_back(saved[i]);
+      } else if (rest.get(i).isGenerator()) {
+        stack.emplace_back(rest.get(i).toGenerator().clone());  // each backward redraws the same stream
+      } else {
+        stack.emplace_back(rest.get(i));
+      }
       if (tensor && is_differentiable_input(def, args[i].name())) {
         for (const auto& [name, index] : grad_of_input) {
           if (name == args[i].name()) slots.push_back(index);

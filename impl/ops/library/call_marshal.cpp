@@ -33,10 +33,9 @@ ArgumentRole role_of(const c10::FunctionSchema& schema, const c10::Argument& arg
   if (is_generator_argument(arg)) return ArgumentRole::Generator;
   const c10::TypeKind kind = arg.type()->kind();
   if (arg.name() == "training" && kind == c10::TypeKind::BoolType) return ArgumentRole::Training;
-  if (arg.name() == "seed" && kind == c10::TypeKind::IntType) return ArgumentRole::Seed;
   if (kind == c10::TypeKind::FloatType || kind == c10::TypeKind::IntType) return ArgumentRole::Scalar;
   TORCH_CHECK(false, schema.name(), ": argument '", arg.name(), "' of type ", arg.type()->str(),
-              " is not a tensor, float, int, `bool training`, `int seed` or `Generator? generator`");
+              " is not a tensor, float, int, `bool training` or `Generator? generator`");
   return ArgumentRole::Scalar;  // unreachable
 }
 
@@ -60,8 +59,6 @@ OpCall call_from_arguments(const c10::FunctionSchema& schema, c10::ArrayRef<c10:
       if (value.isTensor()) call.tensors[arg.name()] = value.toTensor();
     } else if (arg.name() == "training") {
       call.training = value.toBool();
-    } else if (arg.name() == "seed") {
-      call.seed = static_cast<std::uint64_t>(value.toInt());
     } else if (is_generator_argument(arg)) {
       if (value.isGenerator()) call.generator = value.toGenerator();
     } else if (value.isDouble()) {
@@ -70,7 +67,7 @@ OpCall call_from_arguments(const c10::FunctionSchema& schema, c10::ArrayRef<c10:
       call.scalars[arg.name()] = static_cast<double>(value.toInt());
     } else {
       TORCH_CHECK(false, schema.name(), ": argument '", arg.name(), "' of type ", arg.type()->str(),
-                  " is not a tensor, float, `bool training` or `int seed`");
+                   " is not a tensor, float, `bool training` or `Generator? generator`");
     }
   }
   return call;
@@ -90,10 +87,8 @@ void push_arguments(const c10::FunctionSchema& schema, const OpCall& call, torch
       stack.emplace_back(t.defined() ? c10::IValue(t) : c10::IValue());
     } else if (arg.name() == "training") {
       stack.emplace_back(call.training);
-    } else if (arg.name() == "seed") {
-      stack.emplace_back(static_cast<std::int64_t>(call.seed));
     } else if (is_generator_argument(arg)) {
-      stack.emplace_back(call.generator ? c10::IValue(*call.generator) : c10::IValue());
+      stack.emplace_back(call.generator.has_value() ? c10::IValue(*call.generator) : c10::IValue());
     } else if (arg.type()->kind() == c10::TypeKind::IntType) {
       scalars_used.insert(arg.name());
       stack.emplace_back(static_cast<std::int64_t>(call.scalar(arg.name(), arg.default_value() ? arg.default_value()->toInt() : 0)));

@@ -1,7 +1,7 @@
 #pragma once
 // Between the dispatcher's arguments and an OpCall, by the schema: Tensor and Tensor?
 // arguments are the call's tensors (None = not given), float arguments its scalars, `bool
-// training`, `int seed` and `Generator? generator` its training flag, dropout seed and generator.
+// training` and `Generator? generator` its training flag and generator (None = the default).
 // The typed forward kernels use argument_slots (read once per op); the boxed backward and
 // Autograd kernels, and OpSpec::run, which calls the ops through the dispatcher, use the rest.
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -12,7 +12,7 @@
 namespace crossdev::ops::library {
 
 // What one argument of an op's schema is in an OpCall.
-enum class ArgumentRole : std::uint8_t { Tensor, Scalar, Training, Seed, Generator };
+enum class ArgumentRole : std::uint8_t { Tensor, Scalar, Training, Generator };
 struct ArgumentSlot {
   ArgumentRole role;
   std::string name;  // the schema's argument name: OpCall::tensors / scalars key

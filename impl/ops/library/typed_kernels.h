@@ -40,11 +40,7 @@ inline void put_argument(OpCall& call, const ArgumentSlot& slot, const std::opti
 }
 inline void put_argument(OpCall& call, const ArgumentSlot& slot, double value) { call.scalars[slot.name] = value; }
 inline void put_argument(OpCall& call, const ArgumentSlot& slot, std::int64_t value) {
-  if (slot.role == ArgumentRole::Seed) {
-    call.seed = static_cast<std::uint64_t>(value);
-  } else {
-    call.scalars[slot.name] = static_cast<double>(value);
-  }
+  call.scalars[slot.name] = static_cast<double>(value);
 }
 inline void put_argument(OpCall& call, const ArgumentSlot& /*training*/, bool value) { call.training = value; }
 inline void put_argument(OpCall& call, const ArgumentSlot& /*generator*/, const std::optional<at::Generator>& g) {

@@ -8,5 +8,6 @@
 
 namespace crossdev::ops::bias_dropout_add_scale {
 CROSSDEV_DECLARE_OP_KERNELS(bias_dropout_add_scale)
-inline bool dropout_active(const OpCall& call) { return call.training && call.scalar("p", 0.0) > 0.0; }
+// static: each per-capability copy of fused_cpu.cpp keeps its own (ops/cpu/dispatch.h).
+static inline bool dropout_active(const OpCall& call) { return call.training && call.scalar("p", 0.0) > 0.0; }
 }  // namespace crossdev::ops::bias_dropout_add_scale

@@ -17,11 +17,12 @@
 // lives in that copy's CPU_CAPABILITY namespace (crossdev_default, crossdev_avx2, crossdev_avx512;
 // impl/ops/CMakeLists.txt sets the macro per copy), as at::vec's does, and the entries are
 // strong definitions, one per copy, with no dynamic initializer, so loading the library runs no
-// code compiled for a wider instruction set. The dispatching functions (fused_cpu, ...) are
-// compiled only outside the copies. conformance/gtest/ops/check_capability_symbols.py checks it.
+// code compiled for a wider instruction set. fused_cpu / fused_backward_cpu and the table of
+// entries they read are defined once, by the DEFAULT copy (baseline flags).
+// conformance/gtest/ops/check_capability_symbols.py checks it.
 //
-// CROSSDEV_CPU_HAVE_AVX2 / CROSSDEV_CPU_HAVE_AVX512: set by impl/ops/CMakeLists.txt when that
-// copy is built, as ATen's HAVE_AVX2_CPU_DEFINITION; an entry not built is never referenced.
+// CROSSDEV_CPU_HAVE_AVX2 / CROSSDEV_CPU_HAVE_AVX512: set on the copies by impl/ops/CMakeLists.txt
+// when that copy is built, as ATen's HAVE_AVX2_CPU_DEFINITION; an entry not built is never referenced.
 #include <c10/util/Exception.h>
 
 #include "ops/cpu/capability.h"
@@ -46,7 +47,8 @@ using CpuKernelEntries = const CpuKernelEntry* const[kCpuCapabilities];
   namespace crossdev::ops::op::CPU_CAPABILITY {                                      \
   extern const ::crossdev::ops::cpu::CpuKernelEntry cpu_kernels;                     \
   const ::crossdev::ops::cpu::CpuKernelEntry cpu_kernels{forward_fn, backward_fn};   \
-  }
+  }                                                                                  \
+  CROSSDEV_DEFINE_OP_CPU_DISPATCH_(op)
 
 #if CROSSDEV_CPU_HAVE_AVX2
 #define CROSSDEV_DECLARE_CPU_ENTRY_AVX2_ \
@@ -69,9 +71,8 @@ using CpuKernelEntries = const CpuKernelEntry* const[kCpuCapabilities];
 #define CROSSDEV_CPU_ENTRY_AVX512_ nullptr
 #endif
 
-#ifndef CROSSDEV_CPU_CAPABILITY_INDEX
-// Outside the per-capability copies only (CROSSDEV_CPU_CAPABILITY_INDEX is set per copy).
 namespace crossdev::ops::cpu {
+inline namespace CPU_CAPABILITY {
 
 // The capability whose entry a call runs now: the highest not above cpu_capability() that is built.
 inline CpuCapability running_capability(const CpuKernelEntries& entries) {
@@ -86,22 +87,30 @@ inline const CpuKernelEntry& pick(const CpuKernelEntries& entries, const char* o
   return *entry;
 }
 
+}  // namespace CPU_CAPABILITY
 }  // namespace crossdev::ops::cpu
 
-#define CROSSDEV_DECLARE_OP_CPU_DISPATCH_(op)                                                        \
-  inline constexpr ::crossdev::ops::cpu::CpuKernelEntries cpu_kernel_entries = {                   \
+// <op>::fused_cpu and fused_backward_cpu, defined once, by the DEFAULT copy (compiled for every
+// CPU), with the table of entries local to it: a table in a header would be compiled by every
+// file that includes the op's kernels.h, each with its own idea of which copies exist.
+#if defined(CROSSDEV_CPU_CAPABILITY_INDEX) && CROSSDEV_CPU_CAPABILITY_INDEX == 0
+#define CROSSDEV_DEFINE_OP_CPU_DISPATCH_(op)                                                         \
+  namespace crossdev::ops::op {                                                                      \
+  namespace {                                                                                        \
+  constexpr ::crossdev::ops::cpu::CpuKernelEntries cpu_kernel_entries = {                           \
       &crossdev_default::cpu_kernels, CROSSDEV_CPU_ENTRY_AVX2_, CROSSDEV_CPU_ENTRY_AVX512_};        \
-  inline at::Tensor fused_cpu(const ::crossdev::ops::OpCall& call) {                                 \
+  }                                                                                                  \
+  at::Tensor fused_cpu(const ::crossdev::ops::OpCall& call) {                                        \
     return ::crossdev::ops::cpu::pick(cpu_kernel_entries, #op).forward(call);                        \
   }                                                                                                  \
-  inline std::vector<at::Tensor> fused_backward_cpu(const ::crossdev::ops::OpCall& call,             \
-                                                    const at::Tensor& grad_out) {                  \
+  std::vector<at::Tensor> fused_backward_cpu(const ::crossdev::ops::OpCall& call, const at::Tensor& grad_out) { \
     const ::crossdev::ops::cpu::CpuKernelEntry& entry = ::crossdev::ops::cpu::pick(cpu_kernel_entries, #op); \
     TORCH_CHECK(entry.backward != nullptr, "crossdev: no fused CPU backward registered for ", #op);  \
     return entry.backward(call, grad_out);                                                           \
+  }                                                                                                  \
   }
 #else
-#define CROSSDEV_DECLARE_OP_CPU_DISPATCH_(op)
+#define CROSSDEV_DEFINE_OP_CPU_DISPATCH_(op)
 #endif
 
 #ifdef CROSSDEV_OPS_WITH_CUDA
@@ -123,5 +132,6 @@ inline const CpuKernelEntry& pick(const CpuKernelEntries& entries, const char* o
   }                                                                      \
   CROSSDEV_DECLARE_CPU_ENTRY_AVX2_                                       \
   CROSSDEV_DECLARE_CPU_ENTRY_AVX512_                                     \
-  CROSSDEV_DECLARE_OP_CPU_DISPATCH_(op)                                  \
+  at::Tensor fused_cpu(const ::crossdev::ops::OpCall& call);             \
+  std::vector<at::Tensor> fused_backward_cpu(const ::crossdev::ops::OpCall& call, const at::Tensor& grad_out); \
   CROSSDEV_DECLARE_OP_CUDA_KERNELS_

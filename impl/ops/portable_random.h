@@ -24,6 +24,9 @@
 #include <string_view>
 
 namespace crossdev::ops::portable_random {
+// The inline functions are compiled into each per-capability copy of the fused CPU kernels too:
+// each copy keeps its own, in its CPU_CAPABILITY namespace (ops/cpu/dispatch.h).
+inline namespace CPU_CAPABILITY {
 
 constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
 
@@ -56,6 +59,8 @@ constexpr bool dropout_keep(std::uint64_t key, std::uint64_t counter, std::uint6
   return (mix64(key + (counter + 1) * kGolden) >> 11) >= threshold;
 }
 
+}  // namespace CPU_CAPABILITY
+
 // FNV-1a over the parts (separated so {"ab","c"} != {"a","bc"}), then mixed with the seed.
 std::uint64_t stream_key(std::initializer_list<std::string_view> parts, std::uint64_t seed) noexcept;
 std::uint64_t dropout_key(std::uint64_t seed) noexcept;
@@ -69,6 +74,8 @@ at::Tensor dropout_keep_mask(std::uint64_t seed, std::uint64_t offset, at::IntAr
                              c10::Device device);
 
 // Survivor multiplier 1 / (1 - p); 0 for p >= 1 (everything dropped, as torch.dropout does).
+inline namespace CPU_CAPABILITY {
 inline double dropout_survivor_scale(double p) noexcept { return p < 1.0 ? 1.0 / (1.0 - p) : 0.0; }
+}  // namespace CPU_CAPABILITY
 
 }  // namespace crossdev::ops::portable_random

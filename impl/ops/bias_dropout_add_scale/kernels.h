@@ -10,7 +10,8 @@
 
 namespace crossdev::ops::bias_dropout_add_scale {
 CROSSDEV_DECLARE_OP_KERNELS(bias_dropout_add_scale)
-inline bool dropout_active(const OpCall& call) { return call.training && call.scalar("p", 0.0) > 0.0; }
+// static: each per-capability copy of fused_cpu.cpp keeps its own (ops/cpu/dispatch.h).
+static inline bool dropout_active(const OpCall& call) { return call.training && call.scalar("p", 0.0) > 0.0; }
 // The stream of this call's mask: drawn from the call's generator (or the default one of x's
 // device) when dropout is active, advancing it by the number of elements of x + bias; {0, 0}
 // and the generator untouched otherwise. Every kernel (fused CPU, CUDA, composite) calls it once

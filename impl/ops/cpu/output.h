@@ -7,6 +7,7 @@
 #include "ops/op_registry.h"
 
 namespace crossdev::ops::cpu {
+inline namespace CPU_CAPABILITY {  // compiled once per instruction set
 
 inline at::Tensor output_for(const OpCall& call, at::IntArrayRef sizes, const at::TensorOptions& options) {
   const at::Tensor& out = call.out;
@@ -17,4 +18,5 @@ inline at::Tensor output_for(const OpCall& call, at::IntArrayRef sizes, const at
   return at::empty(sizes, options.memory_format(at::MemoryFormat::Contiguous));
 }
 
+}  // namespace CPU_CAPABILITY
 }  // namespace crossdev::ops::cpu

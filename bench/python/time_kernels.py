@@ -4,7 +4,7 @@ elements (B=8, T=1024, D=1024), every output preallocated: the `.out` overloads,
 allocator and page faults are out of the figure. ATen's own kernels for the same math are timed
 beside them (gelu tanh, softmax), and an ATen triad for the memory line.
 
-    python3 impl/ops/cpu/time_kernels.py --build-dir build [--min-run-time 1.0] [--json out.json]
+    python3 bench/python/time_kernels.py --build-dir build [--min-run-time 1.0] [--json out.json]
 
 CROSSDEV_CPU_CAPABILITY=default|avx2|avx512 picks the fused kernels' instruction set (the choice
 is printed). Figures are medians of blocked_autorange; on a shared machine they move.

@@ -10,7 +10,7 @@
 // implementation of an op is measured against the same bytes, so bw_util compares like with like.
 #include <cstdint>
 
-#include "ops/op_registry.h"
+#include "ops/op_spec.h"
 
 namespace crossdev::bench {
 

@@ -13,7 +13,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <benchmark/benchmark.h>
 
-#include "ops/op_registry.h"
+#include "ops/op_spec.h"
 
 namespace {
 

@@ -22,7 +22,7 @@
 #include "device/device_spec.h"
 #include "spec/bench_values.h"
 #include "yaml/matrix_file.h"
-#include "ops/op_registry.h"
+#include "ops/op_spec.h"
 #include "policy/decision.h"
 #include "policy/preset.h"
 

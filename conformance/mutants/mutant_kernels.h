@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "ops/op_registry.h"
+#include "ops/op_spec.h"
 
 namespace crossdev::mutants {
 

@@ -15,7 +15,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
-#include "ops/op_registry.h"
+#include "ops/op_spec.h"
 
 namespace crossdev::parity {
 

@@ -27,7 +27,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
-#include "ops/op_registry.h"
+#include "ops/op_spec.h"
 #include "parity/comparator.h"
 #include "parity/dropout_check.h"
 

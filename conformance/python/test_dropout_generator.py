@@ -169,3 +169,37 @@ def test_generator_of_another_device_is_atens_error(tensor_device, generator_dev
         dropout(ones(tensor_device), generator=generator)
     with pytest.raises(RuntimeError, match=expected):  # with autograd too, before anything is drawn
         dropout(ones(tensor_device, requires_grad=True), generator=generator)
+
+
+# Under AOTAutograd the generator state the forward saves for the backward would become a constant
+# of the traced backward graph (every compiled step would replay the trace-time mask): a traced
+# training call with gradients is refused, naming the op. Without gradients, or in eval mode, the
+# op compiles, and a compiled forward still draws a fresh mask per call at run time.
+def test_compiled_training_with_gradients_is_refused_naming_the_op():
+    torch._dynamo.reset()
+    step = torch.compile(lambda x: dropout(x).sum(), backend="aot_eager", fullgraph=True)
+    with pytest.raises(Exception, match=r"crossdev::bias_dropout_add_scale: training=True with inputs that require "
+                                        r"grad cannot be traced for autograd"):
+        step(ones("cpu", requires_grad=True))
+
+
+def test_compiled_forward_without_gradients_draws_per_call():
+    torch._dynamo.reset()
+    step = torch.compile(lambda x: dropout(x), backend="aot_eager", fullgraph=True)
+    x = ones("cpu")
+    torch.manual_seed(7)
+    eager_first, eager_second = dropout(x), dropout(x)
+    torch.manual_seed(7)
+    compiled_first, compiled_second = step(x), step(x)
+    assert torch.equal(compiled_first, eager_first)
+    assert torch.equal(compiled_second, eager_second)
+    assert not torch.equal(compiled_first, compiled_second)
+
+
+def test_compiled_eval_mode_with_gradients_matches_eager():
+    torch._dynamo.reset()
+    x = torch.randn(SHAPE, requires_grad=True)
+    step = torch.compile(lambda x: dropout(x, training=False).pow(2).sum(), backend="aot_eager", fullgraph=True)
+    (compiled,) = torch.autograd.grad(step(x), x)
+    (eager,) = torch.autograd.grad(dropout(x, training=False).pow(2).sum(), x)
+    torch.testing.assert_close(compiled, eager)

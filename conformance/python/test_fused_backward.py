@@ -1,6 +1,6 @@
 """crossdev::<op>_backward on the CPU: the fused backward kernel runs when the call passes the
 forward's fused predicates and grad_out looks like the output (shape, dtype, device); otherwise
-the fallback-derived backward runs, logged at debug level with the reason, as the forward's
+the autograd-derived backward runs, logged at debug level with the reason, as the forward's
 native kernel does. Gradient values are checked elsewhere (crossdev_ops_tests FusedBackward.*,
 EveryCapability.*, test_cpu_capability.py); this is the routing. The op list is the registered one."""
 import os

@@ -38,7 +38,7 @@
 
 #include "device/device_kind.h"
 #include "log/logger.h"
-#include "ops/op_registry.h"
+#include "ops/op_spec.h"
 #include "parity/dispatcher_op.h"
 #include "util/dtype_names.h"
 #include "parity/expectations.h"

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "ops/op_registry.h"
+#include "ops/op_spec.h"
 
 namespace crossdev::ops {
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ops/op_registry.h"
+#include "ops/op_spec.h"
 
 namespace crossdev::ops {
 

@@ -5,7 +5,7 @@
 
 #include "ops/cpu/capability.h"
 #include "ops/generator_stream.h"
-#include "ops/op_registry.h"
+#include "ops/op_spec.h"
 
 namespace py = pybind11;
 

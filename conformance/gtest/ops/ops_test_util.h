@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "ops/op_registry.h"
+#include "ops/op_spec.h"
 #include "parity/comparator.h"
 #include "util/dtype_names.h"
 

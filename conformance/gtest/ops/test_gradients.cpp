@@ -1,6 +1,6 @@
 // Gradients: (1) the fallback's autograd gradient against central finite differences in float64
 // (gradcheck's fast mode: directional derivatives along portable random directions), and
-// (2) the fused implementation's backward (fused or fallback-derived) against the fallback's.
+// (2) the fused implementation's backward (fused or autograd-derived) against the fallback's.
 #include <torch/csrc/autograd/autograd.h>
 
 #include "ops/portable_random.h"

@@ -13,7 +13,7 @@
 
 #include "matrix_rows.h"
 #include "mutants.h"
-#include "ops/op_registry.h"
+#include "ops/op_spec.h"
 #include "runner/runner.h"
 #include "runner/suite.h"
 

@@ -13,7 +13,7 @@
 
 #include "mutants.h"
 #include "matrix_rows.h"
-#include "ops/op_registry.h"
+#include "ops/op_spec.h"
 #include "runner/catalog.h"
 #include "runner/runner.h"
 #include "runner/suite.h"

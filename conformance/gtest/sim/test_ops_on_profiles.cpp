@@ -9,7 +9,7 @@
 #include <ATen/core/grad_mode.h>
 #include <c10/core/InferenceMode.h>
 
-#include "ops/op_registry.h"
+#include "ops/op_spec.h"
 
 namespace crossdev::sim::testing {
 namespace {

@@ -4,7 +4,7 @@
 // writes straight into it, as ATen's out= kernels do; else a new contiguous tensor.
 #include <ATen/ops/empty.h>
 
-#include "ops/op_registry.h"
+#include "ops/op_spec.h"
 
 namespace crossdev::ops::cpu {
 inline namespace CPU_CAPABILITY {  // compiled once per instruction set

@@ -16,6 +16,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/core/impl/TorchDispatchModeTLS.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 
@@ -243,6 +244,32 @@ class BackwardOpFunction : public torch::autograd::Function<BackwardOpFunction> 
   }
 };
 
+// A random call (a `Generator?` argument and `training` true) saves its generator's state for the
+// backward, which redraws the forward's mask from it. Traced by AOTAutograd (torch.compile,
+// torch.export with gradients), that saved state becomes a constant of the backward graph: every
+// compiled step's backward would replay the mask drawn at trace time, not the one its forward drew,
+// and the gradients would be silently wrong. Until the stream travels as tensors (as ATen's flash
+// attention passes its philox seed and offset), such a trace is refused, naming the op.
+void refuse_traced_random_backward(const OpDefinition& def, const c10::FunctionSchema& schema,
+                                   const std::vector<c10::IValue>& arguments) {
+  bool generator = false, training = false;
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    const c10::Argument& arg = schema.arguments()[i];
+    generator = generator || is_generator_argument(arg);
+    if (arg.name() == "training" && arguments[i].isBool()) training = arguments[i].toBool();
+  }
+  if (!generator || !training) return;
+  using c10::impl::TorchDispatchModeKey;
+  using c10::impl::TorchDispatchModeTLS;
+  const bool traced = TorchDispatchModeTLS::get_mode(TorchDispatchModeKey::FUNCTIONAL).has_value() ||
+                      TorchDispatchModeTLS::get_mode(TorchDispatchModeKey::PROXY).has_value();
+  TORCH_CHECK_NOT_IMPLEMENTED(!traced, "crossdev::", def.name,
+                              ": training=True with inputs that require grad cannot be traced for autograd "
+                              "(torch.compile / AOTAutograd / torch.export): the backward would replay the dropout mask "
+                              "drawn at trace time on every step. Run this call eagerly (e.g. torch.compiler.disable "
+                              "around it), or trace it with training=False or without gradients.");
+}
+
 void autograd_forward(const c10::OperatorHandle& op, c10::DispatchKeySet keys, torch::jit::Stack* stack) {
   const c10::FunctionSchema& schema = op.schema();
   const OpDefinition& def = definition_of(schema.operator_name());
@@ -260,6 +287,7 @@ void autograd_forward(const c10::OperatorHandle& op, c10::DispatchKeySet keys, t
     op.redispatchBoxed(keys & c10::after_ADInplaceOrView_keyset, stack);
     return;
   }
+  refuse_traced_random_backward(def, schema, arguments);
   torch::jit::drop(*stack, n);
   stack->emplace_back(OpFunction::apply(&def, &op, &arguments, at::TensorList(differentiable)));
 }

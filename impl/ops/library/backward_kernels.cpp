@@ -4,7 +4,7 @@
 //              fused-only predicates (as the forward's native kernel does) and grad_out has the
 //              output's dtype, device and shape; else derived (logged at debug level, category
 //              "dispatch")
-//   composite  derived from the fallback: the fallback graph is rebuilt on the saved inputs and
+//   composite  autograd-derived: the fallback (composite reference) graph is rebuilt on the saved inputs and
 //              differentiated with torch::autograd::grad (autograd is switched back on inside
 //              the kernel: the dispatcher calls it below the Autograd key)
 //   meta       one empty gradient shaped like each differentiable input
@@ -81,7 +81,7 @@ void push_grads(const BackwardCall& b, const std::vector<at::Tensor>& grads, tor
 
 void composite_backward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const BackwardCall b = pop_backward(op, stack);
-  push_grads(b, fallback_derived_backward(b.def, b.call, b.grad_out), stack);
+  push_grads(b, autograd_derived_backward(b.def, b.call, b.grad_out), stack);
 }
 
 // Why a fused backward may not run on this call ("" when it may): the forward's fused
@@ -118,10 +118,10 @@ void native_backward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     Logger& log = Logger::global();
     if (log.enabled(LogLevel::Debug)) {
       log.log(LogLevel::Debug, "dispatch", std::string(b.def.name) + "_backward: ran derived backward; fused rejected: " + why,
-              {{"op", b.def.name}, {"impl", "fallback"}});
+              {{"op", b.def.name}, {"impl", "autograd_derived"}});
     }
   }
-  push_grads(b, fallback_derived_backward(b.def, b.call, b.grad_out), stack);
+  push_grads(b, autograd_derived_backward(b.def, b.call, b.grad_out), stack);
 }
 
 void meta_backward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
@@ -138,7 +138,7 @@ void meta_backward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
 }  // namespace
 
-std::vector<at::Tensor> fallback_derived_backward(const OpDefinition& definition, const OpCall& call,
+std::vector<at::Tensor> autograd_derived_backward(const OpDefinition& definition, const OpCall& call,
                                                   const at::Tensor& grad_out) {
   // Below the Autograd key the dispatcher excludes the autograd keys for this thread; the
   // fallback's graph must be recorded, so they are included again for this scope only.

@@ -40,8 +40,8 @@ std::string out_schema(const OpDefinition& definition) {
   return s.name + ".out(" + s.arguments + (has_kwargs ? ", " : ", *, ") + "Tensor(a!) out) -> ()";
 }
 
-bool backward_is_differentiable(const OpDefinition& definition) {
-  return split(definition).arguments.find("bool training") == std::string::npos;
+bool has_training_mode(const OpDefinition& definition) {
+  return split(definition).arguments.find("bool training") != std::string::npos;
 }
 
 std::string backward_name(const OpDefinition& definition) { return std::string(definition.name) + std::string(kBackwardSuffix); }

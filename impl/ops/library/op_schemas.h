@@ -24,10 +24,11 @@ std::string out_schema(const OpDefinition& definition);
 std::string backward_schema(const OpDefinition& definition);
 std::string backward_name(const OpDefinition& definition);  // "<op>_backward"
 std::size_t differentiable_count(const OpDefinition& definition);
-// False for an op with a training mode (`bool training`: a random dropout mask): a call in that
-// mode has no double backward (autograd_kernels.cpp raises naming the op), so its _backward fails
-// opcheck's gradient check and is not tagged pt2_compliant (library.cpp).
-bool backward_is_differentiable(const OpDefinition& definition);
+// True for an op with a training mode (`bool training`: a random dropout mask). A call in that mode
+// has no double backward, and its gradient cannot be traced by AOTAutograd (autograd_kernels.cpp
+// raises naming the op in both cases), so neither <op> nor <op>_backward passes opcheck's
+// test_aot_dispatch_dynamic there, and neither is tagged pt2_compliant (library.cpp).
+bool has_training_mode(const OpDefinition& definition);
 
 // "crossdev::modulate" -> the definition; "crossdev::modulate_backward" -> the same definition.
 const OpDefinition& definition_of(const c10::OperatorName& name);

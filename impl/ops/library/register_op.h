@@ -70,6 +70,6 @@ void register_meta_backward(torch::Library& m, const OpDefinition& definition);
 namespace crossdev::ops::library {
 // Gradients of the fallback at `call` for every differentiable input (OpDefinition::inputs order;
 // undefined where an input is absent or does not reach the output).
-std::vector<at::Tensor> fallback_derived_backward(const OpDefinition& definition, const OpCall& call,
+std::vector<at::Tensor> autograd_derived_backward(const OpDefinition& definition, const OpCall& call,
                                                   const at::Tensor& grad_out);
 }  // namespace crossdev::ops::library

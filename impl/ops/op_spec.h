@@ -1,5 +1,6 @@
 #pragma once
-// The op table: every op crossdev checks for cross-device parity (seed 000). Each op is a PyTorch
+// The OpSpec interface (what an op of the table can do) and the call types around it; the table
+// itself is library/op_table.cpp. Every op crossdev checks for cross-device parity (seed 000). Each op is a PyTorch
 // operator, torch.ops.crossdev.<op> (ops/library/register_op.h), with three implementations
 // behind one OpSpec row:
 //   fallback     a composition of ATen ops, the CompositeExplicitAutograd kernel: what the

@@ -1,4 +1,4 @@
-#include "ops/op_registry.h"
+#include "ops/op_spec.h"
 
 #include <deque>
 #include <memory>

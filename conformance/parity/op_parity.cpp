@@ -1,5 +1,7 @@
 #include "parity/op_parity.h"
 
+#include "ops/generator_stream.h"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -12,9 +14,14 @@
 namespace crossdev::parity {
 namespace {
 
-// Floating tensors to `dtype`, everything to `device`; bool masks keep their dtype.
-ops::OpCall converted(const ops::OpCall& call, at::ScalarType dtype, c10::Device device) {
+// Floating tensors to `dtype`, everything to `device`; bool masks keep their dtype. A random call's
+// generator is the one the harness gives a case with `seed` on `device` (generator_stream.h): the
+// same stream as the original device's, so the golden drops the same elements.
+ops::OpCall converted(const ops::OpCall& call, at::ScalarType dtype, c10::Device device, std::uint64_t seed) {
   ops::OpCall out = call;
+  if (out.generator.has_value() && out.generator->device().type() != device.type()) {
+    out.generator = ops::generator_stream::harness_generator(device, seed);
+  }
   for (auto& [name, t] : out.tensors) {
     if (!t.defined()) continue;
     // Cast where the target dtype surely exists: after the move when leaving for the CPU (the
@@ -124,7 +131,7 @@ OpParity::Evaluation OpParity::evaluate(const std::string& name, const OpRunner&
 }
 
 const OpParity::Evaluation& OpParity::golden() {
-  if (!golden_) golden_ = evaluate(reference_name_, reference_, converted(call_, at::kDouble, c10::kCPU));
+  if (!golden_) golden_ = evaluate(reference_name_, reference_, converted(call_, at::kDouble, c10::kCPU, config_.seed));
   return *golden_;
 }
 

@@ -4,10 +4,16 @@
 // count, iteration in name order, ==). An op has at most eight named inputs, so up to eight
 // entries live inline: building a call allocates nothing (names are short enough for the small-
 // string buffer) and a lookup is a scan of a few entries, not a walk through tree nodes.
-#include <c10/util/Exception.h>
+//
+// Every member is defined once, in named_values.cpp, for the two instantiations OpCall uses
+// (extern template below): the per-capability copies of the CPU kernels (ops/cpu/dispatch.h)
+// include this header through op_spec.h, and an inline member would otherwise be compiled into
+// each copy under that copy's instruction set, one weak symbol shared by all of them
+// (conformance/gtest/ops/check_capability_symbols.py refuses that).
+#include <ATen/core/Tensor.h>
 #include <c10/util/SmallVector.h>
 
-#include <algorithm>
+#include <cstddef>
 #include <map>
 #include <string>
 #include <string_view>
@@ -23,66 +29,36 @@ class NamedValues {
   using iterator = typename Storage::iterator;
   using const_iterator = typename Storage::const_iterator;
 
-  NamedValues() = default;
-  NamedValues(const std::map<std::string, T>& map) {  // NOLINT(google-explicit-constructor): a map converts as it did
-    for (const auto& [name, value] : map) entries_.emplace_back(name, value);  // already in name order
-  }
-  NamedValues& operator=(const std::map<std::string, T>& map) { return *this = NamedValues(map); }
-  std::map<std::string, T> to_map() const { return std::map<std::string, T>(begin(), end()); }
+  NamedValues();
+  NamedValues(const std::map<std::string, T>& map);  // NOLINT(google-explicit-constructor): a map converts as it did
+  NamedValues& operator=(const std::map<std::string, T>& map);
+  std::map<std::string, T> to_map() const;
 
-  iterator begin() { return entries_.begin(); }
-  iterator end() { return entries_.end(); }
-  const_iterator begin() const { return entries_.begin(); }
-  const_iterator end() const { return entries_.end(); }
-  std::size_t size() const { return entries_.size(); }
-  bool empty() const { return entries_.empty(); }
+  iterator begin();
+  iterator end();
+  const_iterator begin() const;
+  const_iterator end() const;
+  std::size_t size() const;
+  bool empty() const;
 
-  iterator find(std::string_view name) {
-    const iterator it = lower_bound(name);
-    return it != end() && it->first == name ? it : end();
-  }
-  const_iterator find(std::string_view name) const {
-    const const_iterator it = const_cast<NamedValues*>(this)->lower_bound(name);
-    return it != end() && it->first == name ? it : end();
-  }
-  std::size_t count(std::string_view name) const { return find(name) == end() ? 0 : 1; }
-  // nullptr when absent.
-  const T* get(std::string_view name) const {
-    const const_iterator it = find(name);
-    return it == end() ? nullptr : &it->second;
-  }
+  iterator find(std::string_view name);
+  const_iterator find(std::string_view name) const;
+  std::size_t count(std::string_view name) const;
+  const T* get(std::string_view name) const;  // nullptr when absent
 
-  // Inserts a default value when absent (as std::map does). The reference stays valid until the
-  // next insertion or erase.
-  T& operator[](std::string_view name) {
-    iterator it = lower_bound(name);
-    if (it == end() || it->first != name) it = entries_.insert(it, value_type(std::string(name), T()));
-    return it->second;
-  }
-  T& at(std::string_view name) {
-    const iterator it = find(name);
-    TORCH_CHECK_INDEX(it != end(), "no entry named '", name, "'");
-    return it->second;
-  }
-  const T& at(std::string_view name) const { return const_cast<NamedValues*>(this)->at(name); }
-  std::size_t erase(std::string_view name) {
-    const iterator it = find(name);
-    if (it == end()) return 0;
-    entries_.erase(it);
-    return 1;
-  }
+  T& operator[](std::string_view name);        // inserts a default T when absent
+  T& at(std::string_view name);                // IndexError when absent
+  const T& at(std::string_view name) const;
+  std::size_t erase(std::string_view name);
 
-  friend bool operator==(const NamedValues& a, const NamedValues& b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
-  }
-  friend bool operator!=(const NamedValues& a, const NamedValues& b) { return !(a == b); }
+  bool operator==(const NamedValues& other) const;
 
  private:
-  iterator lower_bound(std::string_view name) {
-    return std::lower_bound(begin(), end(), name,
-                            [](const value_type& entry, std::string_view key) { return entry.first < key; });
-  }
+  iterator lower_bound(std::string_view name);
   Storage entries_;
 };
+
+extern template class NamedValues<at::Tensor>;
+extern template class NamedValues<double>;
 
 }  // namespace crossdev::ops

@@ -179,7 +179,7 @@ OpDefinition bias_dropout_add_scale_definition() {
 
 }  // namespace crossdev::ops
 
-// The schema's C++ signature (register_op.h): x, bias, scale, residual, scale_value, p, training, seed.
+// The schema's C++ signature (register_op.h): x, bias, scale, residual, scale_value, p, training, generator.
 CROSSDEV_REGISTER_OP(crossdev::ops::bias_dropout_add_scale_definition,
                      at::Tensor(const at::Tensor&, const std::optional<at::Tensor>&, const std::optional<at::Tensor>&,
-                                const std::optional<at::Tensor>&, double, double, bool, std::int64_t))
+                                const std::optional<at::Tensor>&, double, double, bool, std::optional<at::Generator>))

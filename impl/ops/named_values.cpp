@@ -1,0 +1,112 @@
+#include "ops/named_values.h"
+
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+
+namespace crossdev::ops {
+
+template <typename T>
+NamedValues<T>::NamedValues() = default;
+
+template <typename T>
+NamedValues<T>::NamedValues(const std::map<std::string, T>& map) {
+  for (const auto& [name, value] : map) entries_.emplace_back(name, value);  // already in name order
+}
+
+template <typename T>
+NamedValues<T>& NamedValues<T>::operator=(const std::map<std::string, T>& map) {
+  return *this = NamedValues(map);
+}
+
+template <typename T>
+std::map<std::string, T> NamedValues<T>::to_map() const {
+  return std::map<std::string, T>(begin(), end());
+}
+
+template <typename T>
+typename NamedValues<T>::iterator NamedValues<T>::begin() { return entries_.begin(); }
+template <typename T>
+typename NamedValues<T>::iterator NamedValues<T>::end() { return entries_.end(); }
+template <typename T>
+typename NamedValues<T>::const_iterator NamedValues<T>::begin() const { return entries_.begin(); }
+template <typename T>
+typename NamedValues<T>::const_iterator NamedValues<T>::end() const { return entries_.end(); }
+template <typename T>
+std::size_t NamedValues<T>::size() const { return entries_.size(); }
+template <typename T>
+bool NamedValues<T>::empty() const { return entries_.empty(); }
+
+template <typename T>
+typename NamedValues<T>::iterator NamedValues<T>::lower_bound(std::string_view name) {
+  return std::lower_bound(begin(), end(), name,
+                          [](const value_type& entry, std::string_view key) { return entry.first < key; });
+}
+
+template <typename T>
+typename NamedValues<T>::iterator NamedValues<T>::find(std::string_view name) {
+  const iterator it = lower_bound(name);
+  return it != end() && it->first == name ? it : end();
+}
+
+template <typename T>
+typename NamedValues<T>::const_iterator NamedValues<T>::find(std::string_view name) const {
+  return const_cast<NamedValues*>(this)->find(name);
+}
+
+template <typename T>
+std::size_t NamedValues<T>::count(std::string_view name) const { return find(name) == end() ? 0 : 1; }
+
+template <typename T>
+const T* NamedValues<T>::get(std::string_view name) const {
+  const const_iterator it = find(name);
+  return it == end() ? nullptr : &it->second;
+}
+
+template <typename T>
+T& NamedValues<T>::operator[](std::string_view name) {
+  iterator it = lower_bound(name);
+  if (it == end() || it->first != name) it = entries_.insert(it, value_type(std::string(name), T()));
+  return it->second;
+}
+
+template <typename T>
+T& NamedValues<T>::at(std::string_view name) {
+  const iterator it = find(name);
+  TORCH_CHECK_INDEX(it != end(), "no entry named '", name, "'");
+  return it->second;
+}
+
+template <typename T>
+const T& NamedValues<T>::at(std::string_view name) const {
+  return const_cast<NamedValues*>(this)->at(name);
+}
+
+template <typename T>
+std::size_t NamedValues<T>::erase(std::string_view name) {
+  const iterator it = find(name);
+  if (it == end()) return 0;
+  entries_.erase(it);
+  return 1;
+}
+
+namespace {
+// Tensors compare by identity (the same TensorImpl), as std::pair's == would through Tensor's
+// is_same; doubles by value.
+bool same(const at::Tensor& a, const at::Tensor& b) { return a.is_same(b); }
+bool same(double a, double b) { return a == b; }
+}  // namespace
+
+template <typename T>
+bool NamedValues<T>::operator==(const NamedValues& other) const {
+  if (size() != other.size()) return false;
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    if (entries_[i].first != other.entries_[i].first || !same(entries_[i].second, other.entries_[i].second)) return false;
+  }
+  return true;
+}
+
+template class NamedValues<at::Tensor>;
+template class NamedValues<double>;
+
+}  // namespace crossdev::ops

@@ -36,11 +36,13 @@ def test_out_writes_the_same_values_into_the_given_tensor(op):
 @pytest.mark.parametrize("op", OPS)
 def test_out_of_the_wrong_size_is_resized_with_atens_warning(op, capfd):
     args = inputs(op)
+    torch.manual_seed(0)
     want = getattr(torch.ops.crossdev, op)(*args)
     wrong = torch.full((want.numel() + 1,), float("nan"))
     capfd.readouterr()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        torch.manual_seed(0)  # a random op (dropout) draws from the default generator: the same stream as `want`
         got = getattr(torch.ops.crossdev, op).out(*args, out=wrong)
     # ATen's TORCH_WARN: through torch.ops it reaches stderr (as torch.ops.aten.add.out's does),
     # through a Python binding with a warning handler it is a UserWarning.
@@ -108,9 +110,12 @@ def test_an_integer_input_is_a_type_error():
         torch.ops.crossdev.gelu_tanh(torch.ones(3, dtype=torch.long))
 
 
-def test_a_dropout_probability_outside_0_1_is_a_value_error():
-    with pytest.raises(ValueError, match=r"crossdev::bias_dropout_add_scale: p must be in \[0, 1\], got 1\.5"):
+def test_a_dropout_probability_outside_0_1_is_torch_dropouts_runtime_error():
+    # torch.dropout's own check is a TORCH_CHECK (RuntimeError), with these words.
+    with pytest.raises(RuntimeError, match=r"crossdev::bias_dropout_add_scale: dropout probability has to be between "
+                                           r"0 and 1, but got 1\.5") as err:
         torch.ops.crossdev.bias_dropout_add_scale(torch.randn(4, 8), p=1.5, training=True)
+    assert type(err.value) is RuntimeError
 
 
 def test_a_device_mix_is_a_runtime_error_naming_the_devices():

@@ -41,7 +41,8 @@ Predicate dropout_probability_valid() {
             const double p = call.scalar("p", 0.0);
             if (p >= 0.0 && p <= 1.0) return "";
             return c10::str("dropout probability has to be between 0 and 1, but got ", p);
-          }};
+          },
+          CheckError::Runtime};  // torch.dropout's TORCH_CHECK: RuntimeError
 }
 
 // A generator given for another device type is refused before any kernel runs.
@@ -52,7 +53,8 @@ Predicate generator_on_device() {
             const c10::DeviceType type = call.generator->device().type();
             if (type == x.device().type()) return "";
             return c10::str("Expected a '", x.device().type(), "' device type for generator but found '", type, "'");
-          }};
+          },
+          CheckError::Runtime};  // at::check_generator's TORCH_CHECK: RuntimeError
 }
 
 // Seed 000's fused_add_dropout_scale, with the dropout mask passed in (already scaled by

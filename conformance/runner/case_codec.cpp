@@ -21,7 +21,9 @@ std::string esc(const std::string& s) {
   return out;
 }
 
-std::string unesc(const std::string& s) {
+}  // namespace
+
+std::string unescape_field(const std::string& s) {
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] != '\\' || i + 1 == s.size()) {
@@ -33,6 +35,8 @@ std::string unesc(const std::string& s) {
   }
   return out;
 }
+
+namespace {
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out(1);
@@ -77,25 +81,25 @@ std::optional<CaseResult> decode_case(const std::string& line) {
   const auto f = split(line, '\t');
   if (f.size() != 15 || f[0] != "CASE") return std::nullopt;
   CaseResult r;
-  r.id = unesc(f[1]);
-  r.row_id = unesc(f[2]);
-  r.suite = unesc(f[3]);
-  r.source = unesc(f[4]);
-  r.intent = unesc(f[5]);
-  r.file = unesc(f[6]);
+  r.id = unescape_field(f[1]);
+  r.row_id = unescape_field(f[2]);
+  r.suite = unescape_field(f[3]);
+  r.source = unescape_field(f[4]);
+  r.intent = unescape_field(f[5]);
+  r.file = unescape_field(f[6]);
   r.line = std::atoi(f[7].c_str());
   r.status = static_cast<Status>(std::atoi(f[8].c_str()));
-  r.device = unesc(f[9]);
+  r.device = unescape_field(f[9]);
   r.execution = static_cast<Execution>(std::atoi(f[10].c_str()));
-  r.message = unesc(f[11]);
+  r.message = unescape_field(f[11]);
   r.duration_s = std::strtod(f[12].c_str(), nullptr);
   for (const auto& kv : split(f[13], '\x1f')) {
     const auto parts = split(kv, '\x1e');
-    if (parts.size() == 2) r.metrics.emplace_back(unesc(parts[0]), std::strtod(parts[1].c_str(), nullptr));
+    if (parts.size() == 2) r.metrics.emplace_back(unescape_field(parts[0]), std::strtod(parts[1].c_str(), nullptr));
   }
   for (const auto& kv : split(f[14], '\x1f')) {
     const auto parts = split(kv, '\x1e');
-    if (parts.size() == 2) r.details.emplace_back(unesc(parts[0]), unesc(parts[1]));
+    if (parts.size() == 2) r.details.emplace_back(unescape_field(parts[0]), unescape_field(parts[1]));
   }
   return r;
 }
@@ -115,13 +119,13 @@ std::optional<manager::OpLogEntry> decode_oplog(const std::string& line) {
   manager::OpLogEntry e;
   e.ts_ms = std::strtod(f[1].c_str(), nullptr);
   e.duration_us = std::strtod(f[2].c_str(), nullptr);
-  e.category = unesc(f[3]);
-  e.op = unesc(f[4]);
-  e.device = unesc(f[5]);
-  e.outcome = unesc(f[6]);
+  e.category = unescape_field(f[3]);
+  e.op = unescape_field(f[4]);
+  e.device = unescape_field(f[5]);
+  e.outcome = unescape_field(f[6]);
   for (const auto& kv : split(f[7], '\x1f')) {
     const auto parts = split(kv, '\x1e');
-    if (parts.size() == 2) e.fields.emplace_back(unesc(parts[0]), unesc(parts[1]));
+    if (parts.size() == 2) e.fields.emplace_back(unescape_field(parts[0]), unescape_field(parts[1]));
   }
   return e;
 }

@@ -11,6 +11,8 @@ namespace crossdev::conformance {
 
 std::string encode_case(const CaseResult& r);
 std::optional<CaseResult> decode_case(const std::string& line);  // nullopt on a malformed record
+// One field of a record with its escapes undone (backslash + t, n, u, v or backslash); the Python worker writes the same escapes.
+std::string unescape_field(const std::string& field);
 
 // Device-operation log entries recorded in a worker travel the same way, so the parent's
 // OpLog (and the bundle's device_log summary) covers every isolated row.

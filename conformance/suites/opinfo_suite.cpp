@@ -23,18 +23,6 @@ namespace {
 
 constexpr double kDefaultCaseTimeoutS = 300;
 
-std::string unescape(const std::string& s) {  // the worker's field escapes (as runner/case_codec.cpp)
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '\\' || i + 1 == s.size()) {
-      out += s[i];
-      continue;
-    }
-    const char n = s[++i];
-    out += n == 't' ? '\t' : n == 'n' ? '\n' : n == 'u' ? '\x1f' : n == 'v' ? '\x1e' : n;
-  }
-  return out;
-}
 
 void write_row(json::Writer& w, const Row& row) {
   w.begin_object();
@@ -109,11 +97,11 @@ class OpInfoSuite final : public Suite {
         const std::size_t tab1 = line.find('\t'), tab2 = line.find('\t', tab1 + 1);
         if (tab1 == std::string::npos || tab2 == std::string::npos) continue;
         PlannedCase c;
-        c.id = unescape(line.substr(tab1 + 1, tab2 - tab1 - 1));
-        c.device_kind = unescape(line.substr(tab2 + 1));
+        c.id = unescape_field(line.substr(tab1 + 1, tab2 - tab1 - 1));
+        c.device_kind = unescape_field(line.substr(tab2 + 1));
         cases.push_back(std::move(c));
       } else if (line.rfind("FATAL ", 0) == 0) {
-        throw YamlError(row.where("opinfo"), "row '" + row.id() + "': " + unescape(line.substr(6)));
+        throw YamlError(row.where("opinfo"), "row '" + row.id() + "': " + unescape_field(line.substr(6)));
       } else if (line == "DONE") {
         done = true;
       }
@@ -144,10 +132,10 @@ class OpInfoSuite final : public Suite {
         const std::size_t index = std::strtoul(line.c_str() + 4, nullptr, 10);
         if (tab1 == std::string::npos || tab2 == std::string::npos || index >= rows.size()) continue;
         const Row& row = *rows[index];
-        throw YamlError(row.where(unescape(line.substr(tab1 + 1, tab2 - tab1 - 1))),
-                        "row '" + row.id() + "': " + unescape(line.substr(tab2 + 1)));
+        throw YamlError(row.where(unescape_field(line.substr(tab1 + 1, tab2 - tab1 - 1))),
+                        "row '" + row.id() + "': " + unescape_field(line.substr(tab2 + 1)));
       }
-      if (line.rfind("FATAL ", 0) == 0) throw YamlError(rows.front()->where("opinfo"), unescape(line.substr(6)));
+      if (line.rfind("FATAL ", 0) == 0) throw YamlError(rows.front()->where("opinfo"), unescape_field(line.substr(6)));
       if (line == "DONE") done = true;
     }
     const std::string ended = worker.finish(!done);
@@ -171,7 +159,7 @@ class OpInfoSuite final : public Suite {
             } else if (line.rfind("START ", 0) == 0) {
               current = std::strtol(line.c_str() + 6, nullptr, 10);
               const std::size_t tab = line.find('\t');
-              current_id = tab == std::string::npos ? "" : unescape(line.substr(tab + 1));
+              current_id = tab == std::string::npos ? "" : unescape_field(line.substr(tab + 1));
             } else if (auto r = decode_case(line)) {
               CaseResult c = result_for(row, *this);
               c.id = r->id;
@@ -185,7 +173,7 @@ class OpInfoSuite final : public Suite {
               results.push_back(std::move(c));
               current = -1;
             } else if (line.rfind("FATAL ", 0) == 0) {
-              fatal = unescape(line.substr(6));
+              fatal = unescape_field(line.substr(6));
             } else if (line == "DONE") {
               done = true;
             }

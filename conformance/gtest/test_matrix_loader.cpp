@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "scratch_dir.h"
+
 #include "runner/catalog.h"
 #include "runner/runner.h"
 #include "runner/suite.h"
@@ -86,8 +88,8 @@ TEST(MatrixLoader, ProjectMatricesLoad) {
 // The compact loader (scalars as text, libyaml events) reads documents with anchors and
 // aliases through yaml-cpp's node tree, and both give the same rows.
 TEST(MatrixLoader, AnchorsAliasesAndNestedValues) {
-  const fs::path dir = fs::temp_directory_path() / ("crossdev-loader-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const ScratchDir scratch("crossdev-loader");
+  const fs::path& dir = scratch.path();
   const std::string body =
       "suite: context\n"
       "defaults: {device: cpu}\n"
@@ -113,12 +115,11 @@ TEST(MatrixLoader, AnchorsAliasesAndNestedValues) {
     EXPECT_EQ(rows[1].keys(), (std::vector<std::string>{"check", "device", "expect", "id", "source"}));
   }
   EXPECT_EQ(conformance::load_catalog((dir / "anchored.yaml").string())[0].rows[2].str("expect"), "s");
-  fs::remove_all(dir);
 }
 
 TEST(MatrixLoader, SpecialFilesAndOversizedFilesAreRefused) {
-  const fs::path dir = fs::temp_directory_path() / ("crossdev-special-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const ScratchDir scratch("crossdev-special");
+  const fs::path& dir = scratch.path();
   ASSERT_EQ(::mkfifo((dir / "fifo.yaml").c_str(), 0600), 0);
   for (const std::string path : {(dir / "fifo.yaml").string(), std::string("/dev/zero"), std::string("/proc/self/status")}) {
     try {
@@ -132,7 +133,6 @@ TEST(MatrixLoader, SpecialFilesAndOversizedFilesAreRefused) {
   const std::string small = std::string(CROSSDEV_MATRIX_DIR) + "/context.yaml";
   EXPECT_THROW(conformance::load_catalog(small, 100), YamlError);
   EXPECT_NO_THROW(conformance::load_catalog(small, 1 << 20));
-  fs::remove_all(dir);
 }
 
 TEST(MatrixRunner, WrongExpectationsGoRed) {

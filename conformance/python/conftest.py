@@ -83,13 +83,49 @@ def cli():
     return run
 
 
+def real_accelerator():
+    """The accelerator this host really has ("" if none), asked before sim is registered (after it,
+    torch.accelerator would name sim)."""
+    import torch  # noqa: WPS433
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is not None and hasattr(accelerator, "is_available"):
+        return accelerator.current_accelerator().type if accelerator.is_available() else ""
+    if torch.cuda.is_available():
+        return "cuda"
+    mps = getattr(torch.backends, "mps", None)
+    return "mps" if mps is not None and mps.is_available() else ""
+
+
+REAL_ACCELERATOR = real_accelerator()
+# Why sim stays out of a process that has a real accelerator: conformance/runner/run_context.cpp
+# (LibTorch's autograd engine would take sim for the accelerator and break backward on the real one).
+SIM_SKIP_REASON = (f"the sim backend is not registered: this host has a real {REAL_ACCELERATOR}, and sim beside it "
+                   f"would break backward on the real device (conformance/runner/run_context.cpp)")
+requires_sim = pytest.mark.skipif(bool(REAL_ACCELERATOR), reason=SIM_SKIP_REASON)
+
+
+def _names_sim(value):
+    return isinstance(value, str) and (value == "sim" or value.startswith("sim:"))
+
+
+def pytest_runtest_setup(item):
+    """A case parametrized with the sim device skips where sim cannot be registered (a GPU host)."""
+    if not REAL_ACCELERATOR:
+        return
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    for value in params.values():
+        if _names_sim(value) or (isinstance(value, (tuple, list)) and any(_names_sim(v) for v in value)):
+            pytest.skip(SIM_SKIP_REASON)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def sim_registered_before_autograd():
     """The sim backend is registered before any test can start LibTorch's autograd engine: the
     engine sizes its per-device queues once, from the backends registered at that moment (the
-    CLI does the same in `crossdev run`)."""
+    CLI does the same in `crossdev run`). Not on a host with a real accelerator (REAL_ACCELERATOR)."""
     try:
         import crossdev  # noqa: WPS433
     except ImportError:
         return  # no build: the tests that need it fail with their own message
-    crossdev.sim.register()
+    if not REAL_ACCELERATOR:
+        crossdev.sim.register()

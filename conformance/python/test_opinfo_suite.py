@@ -6,6 +6,10 @@ import textwrap
 
 import pytest
 
+from conftest import requires_sim
+
+pytestmark = requires_sim  # sim is kept out of a process with a real accelerator
+
 
 def write_matrix(tmp_path, rows, name="opinfo_t.yaml"):
     path = tmp_path / name

@@ -44,7 +44,7 @@ def grad_output(shape, dtype):
 
 
 def grads_of(out, inputs, names, grad_out):
-    out.backward(grad_out)
+    out.backward(grad_out.to(out.device))
     return {n: inputs[n].grad for n in names if inputs.get(n) is not None}
 
 

@@ -6,6 +6,10 @@ import gc
 import pytest
 import torch
 
+from conftest import requires_sim
+
+pytestmark = requires_sim  # sim is kept out of a process with a real accelerator
+
 SAME_DEVICE = "Expected all tensors to be on the same device, but found at least two devices, {} and {}!"
 MPS_FLOAT64 = ("Cannot convert a MPS Tensor to float64 dtype as the MPS framework doesn't support float64. "
                "Please use float32 instead.")

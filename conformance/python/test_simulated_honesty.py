@@ -8,6 +8,10 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from conftest import requires_sim
+
+pytestmark = requires_sim  # sim is kept out of a process with a real accelerator
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SIMULATE = "cuda:2,mps,xpu,xla:1"
 

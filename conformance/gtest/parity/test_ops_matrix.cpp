@@ -7,11 +7,11 @@
 
 #include <gtest/gtest.h>
 
-#include <ftw.h>
 
 #include <cstdio>
 
 #include "mutants.h"
+#include "scratch_dir.h"
 #include "matrix_rows.h"
 #include "ops/op_spec.h"
 #include "runner/catalog.h"
@@ -69,21 +69,10 @@ TEST(OpsMatrixFile, CoversEveryOpAndHasNoStaleExpectations) {
 
 // ---- the suite on scratch matrices ---------------------------------------------------------
 
-// A throwaway matrix folder: ops.yaml plus expectations/<kind>.yaml files.
+// A throwaway matrix folder: ops.yaml plus expectations/<kind>.yaml files (scratch_dir.h: removed with nftw).
 class ScratchMatrix {
  public:
-  ScratchMatrix() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = std::filesystem::temp_directory_path() /
-           ("crossdev_ops_" + std::string(info->test_suite_name()) + "_" + info->name() + "_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_ / "expectations");
-  }
-  // nftw, not std::filesystem::remove_all: some LibTorch builds (2.11 from pip) export their own
-  // std::filesystem symbols, and the dynamic linker binds remove_all to one that crashes.
-  ~ScratchMatrix() {
-    nftw(dir_.c_str(), [](const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }, 16,
-         FTW_DEPTH | FTW_PHYS);
-  }
+  ScratchMatrix() : dir_(name()) { std::filesystem::create_directories(dir_ / "expectations"); }
   std::string write(const std::string& relative, const std::string& text) const {
     const auto path = dir_ / relative;
     std::ofstream(path) << text;
@@ -92,7 +81,11 @@ class ScratchMatrix {
   std::string matrix(const std::string& rows) const { return write("ops.yaml", "suite: ops\ncases:\n" + rows); }
 
  private:
-  std::filesystem::path dir_;
+  static std::string name() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    return "crossdev_ops_" + std::string(info->test_suite_name()) + "_" + info->name();
+  }
+  ScratchDir dir_;
 };
 
 std::vector<CaseResult> run_file(const std::string& path, const conformance::RunContext& ctx) {

@@ -2,14 +2,15 @@
 """The bench driver: crossdev's fused ops against the peers a user would pick, in one process.
 
 usage: python3 bench/python/peer_bench.py [--out FILE] [--matrix matrices/bench/bench.yaml]
-           [--peers matrices/bench/peers.yaml] [--sweep matrices/bench/sweep.yaml]
+           [--peers matrices/bench/peers.yaml] [--sweep matrices/bench/sweep.yaml] [--device cpu|cuda]
            [--parts cases,sweep,per_call] [--profile default|long] [--filter REGEX]
            [--impls fused.out,fused,fallback,aten.out,aten,compile] [--repetitions N] [--min-time S]
            [--compile-budget-seconds S] [--no-compile] [--cache-dir DIR] [--threads N] [--cpus LIST]
            [--build-dir build] [--merge-into BENCH.json]
 
-For every CPU `kind: op` case of the bench matrix (op x dtype x size x pass) it builds the inputs
-once (crossdev.bench.make_inputs, the bits the C++ bench uses) and times, on those same tensors,
+For every `kind: op` case of the bench matrix (op x dtype x size x pass) that lists --device (cpu by
+default) it builds the inputs once (crossdev.bench.make_inputs, the bits the C++ bench uses, copied to
+the device) and times, on those same tensors,
 each implementation of bench/python/peer_impls.py: the fused kernel into a preallocated output
 (`fused.out`, kernel only) and allocating (`fused`), the crossdev fallback, the best native ATen
 expression (matrices/bench/peers.yaml: `aten`, and `aten.out` where ATen has one kernel for it) and
@@ -17,16 +18,22 @@ torch.compile (Inductor) of the reference composition. The memory limit is the S
 (a = b + 3 c, torch.add into a preallocated a) at every size the cases use, timed by the same
 code, in the same process and thread pool, half of its repetitions before the ops and half after.
 
---parts picks what runs (default: all three): `cases`, the bench matrix's op cases; `sweep`, every op
+--device cuda runs the same cases, sweep and peers on the GPU (cuda:0 or --device cuda:N): inputs,
+outputs and the triad live on the device, and every figure is timed with CUDA events around the
+timed loop, synchronized before and after (timing.clock_for); cpu_time stays the host's.
+
+--parts picks what runs (default: all three; on a GPU cases,sweep): `cases`, the bench matrix's op cases; `sweep`, every op
 at every size of matrices/bench/sweep.yaml (1K to 8M; fp32 fwd; fused.out, fused, aten.out, aten;
 cases the matrix also has are timed once); `per_call`, one call of each op at its smallest realistic
-inputs against one torch.add on the same tensor, on one thread (bench/python/per_call.py).
+inputs against one torch.add on the same tensor, on one thread (bench/python/per_call.py; the host's
+figure: CPU only).
 
-Output: Google Benchmark's JSON schema, names "op/impl/dtype/size/cpu/pass" (the triad is
-"stream_triad/aten.out/float32/<size>/cpu/fwd", and "stream_triad/aten/..." allocating). Counters:
+Output: Google Benchmark's JSON schema, names "op/impl/dtype/size/<device>/pass", device cpu or cuda
+(the triad is "stream_triad/aten.out/float32/<size>/<device>/fwd", and "stream_triad/aten/..." allocating). Counters:
 bytes_per_second and items_per_second (the C++ bench's traffic model), bw_util (of the same-size
 triad's median), minflt_per_call / majflt_per_call (getrusage), compile_seconds (compile only).
-Context: allocator, ATen threads, CPU affinity, OpenMP thread env, CPU capability, the triad.
+Context: allocator, ATen threads, CPU affinity, OpenMP thread env, CPU capability, the triad, the
+device and its clock.
 Timing follows Google Benchmark: 2 warm-up calls, grow the iteration count to --min-time, then
 --repetitions runs; aggregates mean/median/stddev/cv/min/max.
 
@@ -61,6 +68,17 @@ TRIAD_OP = "stream_triad"
 _PROFILES = ("default", "long")
 ALL_IMPLS = peer_impls.FWD_IMPLS
 PARTS = ("cases", "sweep", "per_call")
+GPU_PARTS = ("cases", "sweep")
+DEVICE_KINDS = ("cpu", "cuda")
+
+
+def device_kind(device):
+    """"cpu" or "cuda" for a --device value (cpu, cuda, cuda:N), None for anything else; the kind
+    names the results ("op/impl/dtype/size/<kind>/pass")."""
+    kind, _, index = str(device).partition(":")
+    if kind not in DEVICE_KINDS or (index and (kind == "cpu" or not index.isdigit())):
+        return None
+    return kind
 
 
 class Case(NamedTuple):
@@ -84,8 +102,9 @@ def as_list(value):
     return value if isinstance(value, list) else [value]
 
 
-def load_cases(matrix_path, profile):
-    """(op, dtype, elements, size label, pass, seed) for every CPU op case of the selected profile."""
+def load_cases(matrix_path, profile, device_kind="cpu"):
+    """(op, dtype, elements, size label, pass, seed) for every op case of the selected profile that
+    lists device_kind ("cpu", "cuda") in its devices (default: both)."""
     doc = yaml_input.load(matrix_path)
     if not isinstance(doc, dict) or doc.get("suite") != "bench" or not isinstance(doc.get("cases"), list):
         raise InputError(f"{matrix_path}: expected a bench matrix (suite: bench, cases: [...])")
@@ -99,7 +118,7 @@ def load_cases(matrix_path, profile):
             raise InputError(f"{where}: profile '{row_profile}': expected one of {', '.join(_PROFILES)}")
         if row_profile == "long" and profile != "long":
             continue
-        if "cpu" not in as_list(row.get("devices", ["cpu", "cuda"])):
+        if device_kind not in as_list(row.get("devices", ["cpu", "cuda"])):
             continue
         for size in as_list(row.get("sizes", [])):
             elements, label = parse_size(size, where)
@@ -120,8 +139,8 @@ def add_sweep(cases, spec, layouts):
     return cases + [c for c in added if c.key not in have], notes
 
 
-def name_of(op, impl, dtype, size_label, pass_name):
-    return f"{op}/{impl}/{dtype}/{size_label}/cpu/{pass_name}"
+def name_of(op, impl, dtype, size_label, pass_name, device_kind="cpu"):
+    return f"{op}/{impl}/{dtype}/{size_label}/{device_kind}/{pass_name}"
 
 
 class Results:
@@ -140,18 +159,18 @@ class Results:
 class Triad:
     """STREAM triad a = b + 3 c at one size: `aten.out` into a preallocated a, and `aten` allocating."""
 
-    def __init__(self, torch, elements):
+    def __init__(self, torch, elements, device="cpu"):
         self.elements = elements
-        self.a = torch.empty(elements)
-        self.b, self.c = torch.ones(elements), torch.full((elements,), 2.0)
+        self.a = torch.empty(elements, device=device)
+        self.b, self.c = torch.ones(elements, device=device), torch.full((elements,), 2.0, device=device)
         self.steps = {"aten.out": lambda: torch.add(self.b, self.c, alpha=3.0, out=self.a),
                       "aten": lambda: torch.add(self.b, self.c, alpha=3.0)}
         self.measured = {}  # impl -> Measurement (reps of both halves)
 
-    def run_half(self, timing, repetitions, min_time):
+    def run_half(self, timing, repetitions, min_time, clock):
         for impl, step in self.steps.items():
             done = self.measured.get(impl)
-            m = timing.measure(step, repetitions, min_time, iterations=done.iterations if done else 0)
+            m = timing.measure(step, repetitions, min_time, iterations=done.iterations if done else 0, clock=clock)
             if done:
                 done.reps += m.reps
             else:
@@ -183,7 +202,9 @@ def parse_args(argv):
     p.add_argument("--matrix", default=str(ROOT / "matrices" / "bench" / "bench.yaml"))
     p.add_argument("--peers", default=str(peer_impls.PEERS_PATH))
     p.add_argument("--sweep", default=str(sweep.SWEEP_PATH), help="the size sweep and per-call settings")
-    p.add_argument("--parts", default=",".join(PARTS), help="comma-separated subset of " + ",".join(PARTS))
+    p.add_argument("--device", default="cpu", help="where the ops run: cpu (default), cuda or cuda:N")
+    p.add_argument("--parts", help="comma-separated subset of " + ",".join(PARTS) + " (default: all; on a GPU "
+                   "cases,sweep: per_call is the host's figure)")
     p.add_argument("--profile", choices=_PROFILES, default=os.environ.get("CROSSDEV_BENCH_PROFILE") or "default")
     p.add_argument("--filter", help="run only cases whose name matches this regular expression (the triad always runs)")
     p.add_argument("--impls", default=",".join(ALL_IMPLS), help="comma-separated subset of " + ",".join(ALL_IMPLS))
@@ -207,10 +228,17 @@ def parse_args(argv):
     if bad or not impls:
         p.error(f"--impls: unknown {', '.join(bad) or '(empty)'}; expected a subset of {','.join(ALL_IMPLS)}")
     args.impls = impls
+    args.device_kind = device_kind(args.device)
+    if args.device_kind is None:
+        p.error(f"--device: '{args.device}'; expected cpu, cuda or cuda:N")
+    if args.parts is None:
+        args.parts = ",".join(PARTS if args.device_kind == "cpu" else GPU_PARTS)
     parts = [x.strip() for x in args.parts.split(",") if x.strip()]
     bad = [x for x in parts if x not in PARTS]
     if bad or not parts:
         p.error(f"--parts: unknown {', '.join(bad) or '(empty)'}; expected a subset of {','.join(PARTS)}")
+    if "per_call" in parts and args.device_kind != "cpu":
+        p.error("--parts per_call: the per-call figure is the host's (one CPU thread); run it with --device cpu")
     args.parts = parts
     if args.cpus:
         try:
@@ -236,7 +264,7 @@ def main(argv=None):
     if args.cache_dir:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(pathlib.Path(args.cache_dir).resolve())
     try:
-        cases = load_cases(args.matrix, args.profile) if "cases" in args.parts else []
+        cases = load_cases(args.matrix, args.profile, args.device_kind) if "cases" in args.parts else []
         peers = peer_impls.load_peers(args.peers)
         sweep_spec, per_call_spec = sweep.load(args.sweep, ALL_IMPLS)
         name_filter = re.compile(args.filter) if args.filter else None
@@ -254,6 +282,11 @@ def main(argv=None):
         return fail("this crossdev module was built without crossdev.bench (configure with CROSSDEV_BUILD_BENCH=ON)")
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.device_kind == "cuda" and not torch.cuda.is_available():
+        return fail(f"--device {args.device}: torch {torch.__version__} sees no CUDA device")
+    device = torch.device(args.device)
+    clock = timing.clock_for(torch, device)
+    kind = args.device_kind
     sweep_notes = []
     if "sweep" in args.parts:
         cases, sweep_notes = add_sweep(cases, sweep_spec, crossdev.bench.layouts())
@@ -265,14 +298,14 @@ def main(argv=None):
 
     selected = []
     for case in cases:
-        names = [name_of(case.op, i, case.dtype, case.label, case.pass_name) for i in impls_of(case)]
+        names = [name_of(case.op, i, case.dtype, case.label, case.pass_name, kind) for i in impls_of(case)]
         if name_filter and not any(name_filter.search(n) for n in names):
             continue
         selected.append(case)
-    triads = {c.label: Triad(torch, c.elements) for c in sorted(selected, key=lambda c: c.elements)}
+    triads = {c.label: Triad(torch, c.elements, device) for c in sorted(selected, key=lambda c: c.elements)}
     half = max(1, (args.repetitions + 1) // 2)
     for triad in triads.values():
-        triad.run_half(timing, half, args.min_time)
+        triad.run_half(timing, half, args.min_time, clock)
 
     results, not_run, failed, compile_spent = Results(), [], False, 0.0
     for case in selected:
@@ -280,24 +313,24 @@ def main(argv=None):
         repetitions, min_time = case.repetitions or args.repetitions, case.min_time or args.min_time
         impls = [i for i in impls_of(case)
                  if i in (peer_impls.FWD_IMPLS if pass_name == "fwd" else peer_impls.FWD_BWD_IMPLS)
-                 and not (name_filter and not name_filter.search(name_of(op, i, dtype, label, pass_name)))]
+                 and not (name_filter and not name_filter.search(name_of(op, i, dtype, label, pass_name, kind)))]
         compile_ok = not args.no_compile and not (args.compile_budget_seconds and compile_spent > args.compile_budget_seconds)
         try:
-            inputs = peer_impls.CaseInputs(torch, crossdev, op, elements, dtype, seed, pass_name)
+            inputs = peer_impls.CaseInputs(torch, crossdev, op, elements, dtype, seed, pass_name, device)
             steps, missing = peer_impls.build_steps(inputs, peers, FORMULAS, impls, compile_ok)
             traffic = crossdev.bench.traffic(op, {n: t.detach() for n, t in inputs.tensors.items()}, inputs.out, pass_name)
         except Exception as exc:  # noqa: BLE001  (reported per case, like SkipWithError)
             for impl in impls:
-                results.error(name_of(op, impl, dtype, label, pass_name), f"{type(exc).__name__}: {exc}")
+                results.error(name_of(op, impl, dtype, label, pass_name, kind), f"{type(exc).__name__}: {exc}")
             failed = True
             print(f"{op}/{dtype}/{label}/{pass_name}: ERROR {type(exc).__name__}: {exc}", file=sys.stderr)
             continue
         for impl, reason in missing.items():
-            not_run.append(f"{name_of(op, impl, dtype, label, pass_name)} ({reason})")
+            not_run.append(f"{name_of(op, impl, dtype, label, pass_name, kind)} ({reason})")
         for impl, step in steps.items():
-            name = name_of(op, impl, dtype, label, pass_name)
+            name = name_of(op, impl, dtype, label, pass_name, kind)
             try:
-                m = timing.measure(step, repetitions, min_time)
+                m = timing.measure(step, repetitions, min_time, clock=clock)
             except Exception as exc:  # noqa: BLE001
                 failed = True
                 results.error(name, f"{type(exc).__name__}: {exc}")
@@ -326,7 +359,7 @@ def main(argv=None):
             print(f"{name:58s} {statistics.median(reals) * 1e6:9.2f} us  min {min(reals) * 1e6:7.2f} us  "
                   f"({per_call_spec.threads} thread)", file=sys.stderr)
     for triad in triads.values():
-        triad.run_half(timing, args.repetitions - half if args.repetitions > 1 else 1, args.min_time)
+        triad.run_half(timing, args.repetitions - half if args.repetitions > 1 else 1, args.min_time, clock)
 
     # Entries, now that every triad repetition is in: bw_util divides by the same-size triad's median.
     peaks = {label: statistics.median(3 * t.elements * 4 / r.real_s for r in t.measured["aten.out"].reps)
@@ -334,7 +367,7 @@ def main(argv=None):
     benchmarks, family = [], 0
     for label, triad in triads.items():
         for impl, m in triad.measured.items():
-            name = name_of(TRIAD_OP, impl, "float32", label, "fwd")
+            name = name_of(TRIAD_OP, impl, "float32", label, "fwd", kind)
             reps = [rep_dict(r, (triad.bytes_per_call(), triad.elements), peaks[label], {}) for r in m.reps]
             benchmarks += gbench_json.entries(name, family, m.iterations, reps, "real cpu")
             family += 1
@@ -364,8 +397,8 @@ def main(argv=None):
         "crossdev_execution": "real",
         "crossdev_repetitions": str(args.repetitions),
         "crossdev_min_time_s": f"{args.min_time:g}",
-        "crossdev_peak_cpu_bytes_per_second": str(peaks[largest]) if largest else "0",
-        "crossdev_peak_cpu_method": (f"STREAM triad a = b + 3c (torch.add out=) at {largest} fp32 elements, median of "
+        f"crossdev_peak_{kind}_bytes_per_second": str(peaks[largest]) if largest else "0",
+        f"crossdev_peak_{kind}_method": (f"STREAM triad a = b + 3c (torch.add out=) at {largest} fp32 elements, median of "
                                      f"{len(triads[largest].measured['aten.out'].reps)} repetitions, half before and "
                                      "half after the ops, same process and thread pool" if largest else "none"),
         **{f"crossdev_triad_{label}_bytes_per_second": str(v) for label, v in peaks.items()},
@@ -377,6 +410,9 @@ def main(argv=None):
         "crossdev_sweep": str(args.sweep),
         "crossdev_sweep_notes": "; ".join(sweep_notes),
         "crossdev_per_call_threads": str(per_call_spec.threads),
+        "crossdev_device": str(device),
+        "crossdev_device_name": torch.cuda.get_device_name(device) if kind == "cuda" else platform.processor() or "cpu",
+        "crossdev_timing_clock": clock.name,
     }
     doc = {"context": context, "benchmarks": benchmarks}
     gbench_json.write(args.out, doc)

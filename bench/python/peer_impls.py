@@ -64,13 +64,16 @@ def schema_kwargs(torch, op, tensors, scalars, training, seed):
 
 
 class CaseInputs:
-    """One (op, elements, dtype, pass) input set, shared by every impl (as the C++ bench shares it)."""
+    """One (op, elements, dtype, pass) input set on `device`, shared by every impl (as the C++ bench
+    shares it). The bits are made on the CPU (the portable generator, as the C++ bench's) and copied
+    to the device, so every device times the same values."""
 
-    def __init__(self, torch, crossdev, op, elements, dtype, seed, pass_name):
+    def __init__(self, torch, crossdev, op, elements, dtype, seed, pass_name, device="cpu"):
         made = crossdev.bench.make_inputs(op, elements, dtype, "cpu", seed)
         grads = set(crossdev.bench.grad_inputs(op)) if pass_name == "fwd_bwd" else set()
         self.op, self.pass_name, self.torch, self.crossdev = op, pass_name, torch, crossdev
-        self.tensors = {n: t.detach().requires_grad_(n in grads) for n, t in made["tensors"].items()}
+        self.device = torch.device(device)
+        self.tensors = {n: t.detach().to(self.device).requires_grad_(n in grads) for n, t in made["tensors"].items()}
         self.scalars, self.training, self.seed = made["scalars"], made["training"], made["seed"]
         self.kwargs = schema_kwargs(torch, op, self.tensors, self.scalars, self.training, self.seed)
         with torch.no_grad():

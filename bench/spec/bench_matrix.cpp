@@ -16,9 +16,9 @@ using yaml::Row;
 
 // Parses every element of a scalar-or-list key through `parse`; a bad element fails naming it.
 template <typename T, typename Parse>
-std::vector<T> list_of(const Row& row, const std::string& key, std::vector<T> fallback, Parse parse,
+std::vector<T> list_of(const Row& row, const std::string& key, std::vector<T> when_absent, Parse parse,
                        const std::string& expected) {
-  if (!row.has(key)) return fallback;
+  if (!row.has(key)) return when_absent;
   std::vector<T> out;
   for (const std::string& text : row.str_list(key)) {
     std::optional<T> value = parse(text);

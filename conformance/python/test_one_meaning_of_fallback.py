@@ -43,6 +43,8 @@ RENAMED = [
     (r"(?i)\bboxed cpu fallback\b", "CPU delegation"),
     (r"(?i)\bfallback switch\b", "the MPS CPU switch"),
     (r"(?i)\bfallback chain\b", "the device chain"),
+    # A default for an absent key (ops_suite.cpp's pick and parse_list, bench_matrix.cpp's list_of).
+    (r"\b(?:parity::Tolerance|std::vector<T>)\s+fallback\b", "when_absent"),
 ]
 SEED_QUOTE = re.compile(r"\bseed 00\d\b")
 ALLOWED_FILES = {
@@ -103,6 +105,8 @@ def test_the_patterns_catch_each_old_name_and_spare_the_one_meaning():
         "impl/policy/x.cpp": "Action::Fallback",
         "docs/x.md": "The boxed CPU fallback runs unless the fallback switch is off; the Fallback chain walks on.",
         "python/crossdev/report/sample.py": "cuda:5 -> cuda:0 [fallback, via create] reason",
+        "conformance/suites/x.cpp": "auto pick = [&](const Table& t, parity::Tolerance fallback) {};\n"
+                                    "std::vector<T> list_of(const Row& row, std::vector<T> fallback);",
     }
     caught = [v for path, text in old.items() for v in violations(path, text)]
     flagged = {line.split(": '")[1].split("'")[0] for line in caught}
@@ -110,7 +114,8 @@ def test_the_patterns_catch_each_old_name_and_spare_the_one_meaning():
                        "fallback_chain", "FallbackChain", "FallbackStep", "allow_fallback", "fallback_cpu",
                        "fallback_next_device", "mgr.fallback.", "check: fallback", "action: fallback",
                        "action: [honored, fallback", "Action::Fallback", "boxed CPU fallback", "fallback switch",
-                       "Fallback chain", "[fallback, via"}, caught
+                       "Fallback chain", "[fallback, via",
+                       "parity::Tolerance fallback", "std::vector<T> fallback"}, caught
 
     kept = {
         "impl/sim/x.cpp": "at::native::cpu_fallback(op, stack); lib.fallback(f); // MPSFallback.mm, mps_fallback()",

@@ -87,9 +87,9 @@ struct OpsRow {
 
   parity::ParityConfig config_for(at::ScalarType dtype) const {
     parity::ParityConfig c = config;
-    const auto pick = [&](const std::map<at::ScalarType, parity::Tolerance>& table, parity::Tolerance fallback) {
+    const auto pick = [&](const std::map<at::ScalarType, parity::Tolerance>& table, parity::Tolerance when_absent) {
       auto it = table.find(dtype);
-      return it == table.end() ? fallback : it->second;
+      return it == table.end() ? when_absent : it->second;
     };
     c.output_tolerance = pick(tolerance, parity::default_tolerance(dtype));
     c.grad_tolerance = pick(grad_tolerance, c.output_tolerance);
@@ -97,11 +97,11 @@ struct OpsRow {
   }
 };
 
-// A list key whose entries are looked up by name; absent -> `fallback`, unknown -> file:line.
+// A list key whose entries are looked up by name; absent -> `when_absent`, unknown -> file:line.
 template <class T, class Lookup>
 std::vector<T> parse_list(const Row& row, const std::string& key, Lookup lookup, const std::string& valid,
-                          std::vector<T> fallback) {
-  if (!row.has(key)) return fallback;
+                          std::vector<T> when_absent) {
+  if (!row.has(key)) return when_absent;
   std::vector<T> out;
   for (const std::string& name : row.str_list(key)) {
     std::optional<T> value = lookup(name);

@@ -17,6 +17,7 @@
 
 #include "ops/bias_dropout_add_scale/kernels.h"
 #include "ops/cuda/launch.cuh"
+#include "ops/output.h"
 #include "ops/portable_random.h"
 
 namespace crossdev::ops::bias_dropout_add_scale {
@@ -258,7 +259,7 @@ at::Tensor fused_cuda(const OpCall& call) {
   const c10::cuda::CUDAGuard guard(call.tensor("x").device());
   const Plan plan = make_plan(call);
   // Contiguous, so an element's offset is its row-major index: the mask counter.
-  at::Tensor out = at::empty(plan.shape, call.tensor("x").options());
+  at::Tensor out = output_for(call, plan.shape, call.tensor("x").options());
   if (plan.n == 0) return out;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "bias_dropout_add_scale_fused_cuda", [&] {
     scalar_t* op = out.mutable_data_ptr<scalar_t>();

@@ -10,6 +10,7 @@
 #include "ops/cuda/launch.cuh"
 #include "ops/gelu_tanh/kernels.h"
 #include "ops/modulate/kernels.h"
+#include "ops/output.h"
 #include "ops/swiglu/kernels.h"
 
 namespace crossdev::ops {
@@ -187,7 +188,7 @@ at::Tensor modulate::fused_cuda(const OpCall& call) {
   const at::Tensor shift = call.tensor("shift").contiguous();
   const at::Tensor scale = call.tensor("scale").contiguous();
   const c10::cuda::CUDAGuard guard(x.device());
-  at::Tensor out = at::empty(x.sizes(), x.options());
+  at::Tensor out = output_for(call, x.sizes(), x.options());
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "modulate_fused_cuda", [&] {
     launch_modulate<true>(x.const_data_ptr<scalar_t>(), shift.const_data_ptr<scalar_t>(),
                           scale.const_data_ptr<scalar_t>(), out.mutable_data_ptr<scalar_t>(), x.size(0), x.size(1),
@@ -220,7 +221,7 @@ std::vector<at::Tensor> modulate::fused_backward_cuda(const OpCall& call, const 
 at::Tensor gelu_tanh::fused_cuda(const OpCall& call) {
   const at::Tensor x = call.tensor("x").contiguous();
   const c10::cuda::CUDAGuard guard(x.device());
-  at::Tensor out = at::empty(x.sizes(), x.options());
+  at::Tensor out = output_for(call, x.sizes(), x.options());
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "gelu_tanh_fused_cuda", [&] {
     using opmath_t = at::opmath_type<scalar_t>;
     launch_map<1>(out.mutable_data_ptr<scalar_t>(), Inputs<scalar_t, 1>{{x.const_data_ptr<scalar_t>()}}, x.numel(),
@@ -249,7 +250,7 @@ at::Tensor swiglu::fused_cuda(const OpCall& call) {
   const at::Tensor gate = operands[0].contiguous();
   const at::Tensor up = operands[1].contiguous();
   const c10::cuda::CUDAGuard guard(gate.device());
-  at::Tensor out = at::empty(gate.sizes(), gate.options());
+  at::Tensor out = output_for(call, gate.sizes(), gate.options());
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, gate.scalar_type(), "swiglu_fused_cuda", [&] {
     using opmath_t = at::opmath_type<scalar_t>;
     launch_map<2>(out.mutable_data_ptr<scalar_t>(),

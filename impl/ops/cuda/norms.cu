@@ -13,6 +13,7 @@
 #include "ops/cuda/column_sums.cuh"
 #include "ops/cuda/launch.cuh"
 #include "ops/layer_norm_modulate/kernels.h"
+#include "ops/output.h"
 #include "ops/rms_norm/kernels.h"
 
 namespace crossdev::ops {
@@ -220,7 +221,7 @@ at::Tensor rms_norm::fused_cuda(const OpCall& call) {
   const at::Tensor x = call.tensor("x").contiguous();
   const at::Tensor weight = call.tensor("weight").contiguous();
   const c10::cuda::CUDAGuard guard(x.device());
-  at::Tensor out = at::empty(x.sizes(), x.options());
+  at::Tensor out = output_for(call, x.sizes(), x.options());
   const std::int64_t d = x.size(-1);
   const std::int64_t rows = checked_rows(d == 0 ? 0 : x.numel() / d, "rms_norm fused_cuda");
   if (rows == 0) return out;
@@ -283,7 +284,7 @@ at::Tensor layer_norm_modulate::fused_cuda(const OpCall& call) {
   const at::Tensor shift = call.tensor("shift").contiguous();
   const at::Tensor scale = call.tensor("scale").contiguous();
   const c10::cuda::CUDAGuard guard(x.device());
-  at::Tensor out = at::empty(x.sizes(), x.options());
+  at::Tensor out = output_for(call, x.sizes(), x.options());
   const std::int64_t t_steps = x.size(1);
   const std::int64_t d = x.size(2);
   const std::int64_t rows = checked_rows(d == 0 ? 0 : x.size(0) * t_steps, "layer_norm_modulate fused_cuda");

@@ -9,6 +9,7 @@
 #include <ATen/Functions.h>
 
 #include "ops/cuda/launch.cuh"
+#include "ops/output.h"
 #include "ops/rotary/kernels.h"
 
 namespace crossdev::ops::rotary {
@@ -55,12 +56,15 @@ __global__ void rotary_kernel(const scalar_t* __restrict__ x, const scalar_t* __
 }
 
 template <bool kTranspose>
-at::Tensor rotate(const at::Tensor& input, const at::Tensor& cos_in, const at::Tensor& sin_in) {
+at::Tensor rotate(const at::Tensor& input, const at::Tensor& cos_in, const at::Tensor& sin_in,
+                  const OpCall* call_with_out) {
   const at::Tensor x = input.contiguous();
   const at::Tensor cos = cos_in.contiguous();
   const at::Tensor sin = sin_in.contiguous();
   const c10::cuda::CUDAGuard guard(x.device());
-  at::Tensor out = at::empty(x.sizes(), x.options());
+  // The forward passes its call: the .out overload's output, when there is one (ops/output.h).
+  at::Tensor out = call_with_out != nullptr ? output_for(*call_with_out, x.sizes(), x.options())
+                                            : at::empty(x.sizes(), x.options());
   if (x.numel() == 0) return out;
   const std::int64_t t_steps = x.size(1);
   const std::int64_t heads = x.size(2);
@@ -93,11 +97,11 @@ at::Tensor rotate(const at::Tensor& input, const at::Tensor& cos_in, const at::T
 }  // namespace
 
 at::Tensor fused_cuda(const OpCall& call) {
-  return rotate<false>(call.tensor("x"), call.tensor("cos"), call.tensor("sin"));
+  return rotate<false>(call.tensor("x"), call.tensor("cos"), call.tensor("sin"), &call);
 }
 
 std::vector<at::Tensor> fused_backward_cuda(const OpCall& call, const at::Tensor& grad_out) {
-  return {rotate<true>(grad_out, call.tensor("cos"), call.tensor("sin")), at::Tensor(), at::Tensor()};
+  return {rotate<true>(grad_out, call.tensor("cos"), call.tensor("sin"), nullptr), at::Tensor(), at::Tensor()};
 }
 
 }  // namespace crossdev::ops::rotary

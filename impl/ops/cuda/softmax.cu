@@ -11,6 +11,7 @@
 #include <ATen/Functions.h>
 
 #include "ops/cuda/launch.cuh"
+#include "ops/output.h"
 #include "ops/scaled_masked_softmax/kernels.h"
 
 namespace crossdev::ops::scaled_masked_softmax {
@@ -164,7 +165,8 @@ template <bool kBackward>
 at::Tensor launch(const OpCall& call, const at::Tensor& grad_out) {
   const at::Tensor scores = call.tensor("scores").contiguous();
   const c10::cuda::CUDAGuard guard(scores.device());
-  at::Tensor out = at::empty(scores.sizes(), scores.options());
+  // The forward writes into the .out overload's output when it has one (ops/output.h).
+  at::Tensor out = kBackward ? at::empty(scores.sizes(), scores.options()) : output_for(call, scores.sizes(), scores.options());
   if (scores.numel() == 0) return out;
   const std::int64_t tk = scores.size(-1);
   const std::int64_t rows = scores.numel() / tk;

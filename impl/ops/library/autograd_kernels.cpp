@@ -24,6 +24,7 @@
 #include "ops/library/call_marshal.h"
 #include "ops/library/op_schemas.h"
 #include "ops/library/register_op.h"
+#include "ops/library/typed_kernels.h"
 
 namespace crossdev::ops::library {
 namespace {
@@ -270,32 +271,10 @@ void refuse_traced_random_backward(const OpDefinition& def, const c10::FunctionS
                               "around it), or trace it with training=False or without gradients.");
 }
 
-void autograd_forward(const c10::OperatorHandle& op, c10::DispatchKeySet keys, torch::jit::Stack* stack) {
-  const c10::FunctionSchema& schema = op.schema();
-  const OpDefinition& def = definition_of(schema.operator_name());
-  const std::size_t n = schema.arguments().size();
-  std::vector<c10::IValue> arguments(stack->end() - static_cast<std::ptrdiff_t>(n), stack->end());
-  std::vector<at::Tensor> differentiable;
-  bool requires_grad = false;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!arguments[i].isTensor() || !is_differentiable_input(def, schema.arguments()[i].name())) continue;
-    differentiable.push_back(arguments[i].toTensor());
-    requires_grad = requires_grad || differentiable.back().requires_grad();
-  }
-  if (!requires_grad || !c10::GradMode::is_enabled()) {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    op.redispatchBoxed(keys & c10::after_ADInplaceOrView_keyset, stack);
-    return;
-  }
-  refuse_traced_random_backward(def, schema, arguments);
-  torch::jit::drop(*stack, n);
-  stack->emplace_back(OpFunction::apply(&def, &op, &arguments, at::TensorList(differentiable)));
-}
-
 // crossdev::<op>_backward: grad_out and the differentiable inputs are its differentiable arguments.
-void autograd_backward(const c10::OperatorHandle& op, c10::DispatchKeySet keys, torch::jit::Stack* stack) {
+void autograd_backward(const OpDefinition& def, const c10::OperatorHandle& op, c10::DispatchKeySet keys,
+                       torch::jit::Stack* stack) {
   const c10::FunctionSchema& schema = op.schema();
-  const OpDefinition& def = definition_of(schema.operator_name());
   const std::size_t n = schema.arguments().size();
   std::vector<c10::IValue> arguments(stack->end() - static_cast<std::ptrdiff_t>(n), stack->end());
   std::vector<at::Tensor> differentiable;
@@ -334,12 +313,37 @@ void autograd_out(const c10::OperatorHandle& op, c10::DispatchKeySet keys, torch
   op.redispatchBoxed(keys & c10::after_ADInplaceOrView_keyset, stack);
 }
 
+// The boxed Autograd kernel of crossdev::<op>_backward, holding the op's definition.
+class AutogradBackwardKernel final : public c10::OperatorKernel {
+ public:
+  explicit AutogradBackwardKernel(const OpDefinition& definition) : definition_(definition) {}
+  void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet keys, torch::jit::Stack* stack) {
+    autograd_backward(definition_, op, keys, stack);
+  }
+
+ private:
+  const OpDefinition& definition_;  // the op table's row: lives as long as the library
+};
+
 }  // namespace
 
+at::Tensor autograd_record_forward(const OpDefinition& def, const c10::OperatorHandle& op,
+                                   std::vector<c10::IValue> arguments) {
+  const c10::FunctionSchema& schema = op.schema();
+  std::vector<at::Tensor> differentiable;
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    if (arguments[i].isTensor() && is_differentiable_input(def, schema.arguments()[i].name())) {
+      differentiable.push_back(arguments[i].toTensor());
+    }
+  }
+  refuse_traced_random_backward(def, schema, arguments);
+  return OpFunction::apply(&def, &op, &arguments, at::TensorList(differentiable));
+}
+
 void register_autograd_kernels(torch::Library& m, const OpDefinition& definition) {
-  m.impl(definition.name, torch::CppFunction::makeFromBoxedFunction<&autograd_forward>());
   m.impl((std::string(definition.name) + ".out").c_str(), torch::CppFunction::makeFromBoxedFunction<&autograd_out>());
-  m.impl(backward_name(definition).c_str(), torch::CppFunction::makeFromBoxedFunction<&autograd_backward>());
+  m.impl(backward_name(definition).c_str(),
+         torch::CppFunction::makeFromBoxedFunctor(std::make_unique<AutogradBackwardKernel>(definition)));
 }
 
 }  // namespace crossdev::ops::library

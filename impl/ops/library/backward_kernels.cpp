@@ -30,11 +30,11 @@ struct BackwardCall {
   OpCall call;
 };
 
-BackwardCall pop_backward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+BackwardCall pop_backward(const OpDefinition& definition, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const c10::FunctionSchema& schema = op.schema();
   const std::size_t n = schema.arguments().size();
   const auto arguments = torch::jit::last(*stack, n);
-  BackwardCall b{definition_of(schema.operator_name()), arguments[0].toTensor(),
+  BackwardCall b{definition, arguments[0].toTensor(),
                  call_from_arguments(schema, arguments.slice(1), /*first=*/1)};
   torch::jit::drop(*stack, n);
   return b;
@@ -79,8 +79,8 @@ void push_grads(const BackwardCall& b, const std::vector<at::Tensor>& grads, tor
   }
 }
 
-void composite_backward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const BackwardCall b = pop_backward(op, stack);
+void composite_backward(const OpDefinition& definition, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const BackwardCall b = pop_backward(definition, op, stack);
   push_grads(b, autograd_derived_backward(b.def, b.call, b.grad_out), stack);
 }
 
@@ -106,8 +106,8 @@ std::string fused_backward_rejection(const BackwardCall& b) {
 }
 
 template <c10::DispatchKey Key>
-void native_backward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const BackwardCall b = pop_backward(op, stack);
+void native_backward(const OpDefinition& definition, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const BackwardCall b = pop_backward(definition, op, stack);
   const BackwardFn fused = Key == c10::DispatchKey::CUDA ? b.def.fused_backward_cuda : b.def.fused_backward_cpu;
   if (fused != nullptr) {
     const std::string why = fused_backward_rejection(b);
@@ -124,8 +124,8 @@ void native_backward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   push_grads(b, autograd_derived_backward(b.def, b.call, b.grad_out), stack);
 }
 
-void meta_backward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const BackwardCall b = pop_backward(op, stack);
+void meta_backward(const OpDefinition& definition, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const BackwardCall b = pop_backward(definition, op, stack);
   std::vector<at::Tensor> grads(b.def.inputs.size());
   for (std::size_t i = 0; i < b.def.inputs.size(); ++i) {
     const at::Tensor input = b.call.tensor(b.def.inputs[i].name);
@@ -134,6 +134,25 @@ void meta_backward(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     }
   }
   push_grads(b, grads, stack);
+}
+
+// A boxed kernel of crossdev::<op>_backward holding the op's definition (resolved at registration,
+// not looked up by name on every call).
+using BoxedBackwardFn = void (*)(const OpDefinition&, const c10::OperatorHandle&, torch::jit::Stack*);
+class BackwardKernel final : public c10::OperatorKernel {
+ public:
+  BackwardKernel(const OpDefinition& definition, BoxedBackwardFn body) : definition_(definition), body_(body) {}
+  void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet /*keys*/, torch::jit::Stack* stack) {
+    body_(definition_, op, stack);
+  }
+
+ private:
+  const OpDefinition& definition_;  // the op table's row: lives as long as the library
+  BoxedBackwardFn body_;
+};
+
+torch::CppFunction backward_kernel(const OpDefinition& definition, BoxedBackwardFn body) {
+  return torch::CppFunction::makeFromBoxedFunctor(std::make_unique<BackwardKernel>(definition, body));
 }
 
 }  // namespace
@@ -170,16 +189,16 @@ std::vector<at::Tensor> autograd_derived_backward(const OpDefinition& definition
 
 void register_native_backward(torch::Library& m, const OpDefinition& definition, c10::DispatchKey key) {
   m.impl(backward_name(definition).c_str(),
-         key == c10::DispatchKey::CUDA ? torch::CppFunction::makeFromBoxedFunction<&native_backward<c10::DispatchKey::CUDA>>()
-                                       : torch::CppFunction::makeFromBoxedFunction<&native_backward<c10::DispatchKey::CPU>>());
+         backward_kernel(definition, key == c10::DispatchKey::CUDA ? &native_backward<c10::DispatchKey::CUDA>
+                                                                   : &native_backward<c10::DispatchKey::CPU>));
 }
 
 void register_composite_backward(torch::Library& m, const OpDefinition& definition) {
-  m.impl(backward_name(definition).c_str(), torch::CppFunction::makeFromBoxedFunction<&composite_backward>());
+  m.impl(backward_name(definition).c_str(), backward_kernel(definition, &composite_backward));
 }
 
 void register_meta_backward(torch::Library& m, const OpDefinition& definition) {
-  m.impl(backward_name(definition).c_str(), torch::CppFunction::makeFromBoxedFunction<&meta_backward>());
+  m.impl(backward_name(definition).c_str(), backward_kernel(definition, &meta_backward));
 }
 
 }  // namespace crossdev::ops::library

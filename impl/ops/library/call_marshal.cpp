@@ -44,7 +44,14 @@ ArgumentRole role_of(const c10::FunctionSchema& schema, const c10::Argument& arg
 std::vector<ArgumentSlot> argument_slots(const OpDefinition& definition) {
   const c10::FunctionSchema schema = torch::schema(definition.schema);
   std::vector<ArgumentSlot> slots;
-  for (const c10::Argument& arg : schema.arguments()) slots.push_back({role_of(schema, arg), arg.name()});
+  for (const c10::Argument& arg : schema.arguments()) {
+    const ArgumentRole role = role_of(schema, arg);
+    bool differentiable = false;
+    for (const InputSpec& in : definition.inputs) {
+      differentiable = differentiable || (role == ArgumentRole::Tensor && in.differentiable && arg.name() == in.name);
+    }
+    slots.push_back({role, arg.name(), differentiable});
+  }
   return slots;
 }
 

@@ -16,6 +16,7 @@ enum class ArgumentRole : std::uint8_t { Tensor, Scalar, Training, Generator };
 struct ArgumentSlot {
   ArgumentRole role;
   std::string name;  // the schema's argument name: OpCall::tensors / scalars key
+  bool differentiable = false;  // a tensor that is a differentiable input (OpDefinition::inputs)
 };
 // The op's schema arguments in order, each with its role; a type the OpCall cannot hold is an
 // error naming the argument.

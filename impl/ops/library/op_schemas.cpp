@@ -57,16 +57,4 @@ std::string backward_schema(const OpDefinition& definition) {
   return backward_name(definition) + "(Tensor grad_out, " + s.arguments + ") -> " + returns;
 }
 
-const OpDefinition& definition_of(const c10::OperatorName& name) {
-  std::string_view op = name.name;
-  const std::string prefix = std::string(kNamespace) + "::";
-  if (op.substr(0, prefix.size()) == prefix) op.remove_prefix(prefix.size());
-  if (const OpDefinition* def = find_definition(op)) return *def;
-  if (op.size() > kBackwardSuffix.size() && op.substr(op.size() - kBackwardSuffix.size()) == kBackwardSuffix) {
-    op.remove_suffix(kBackwardSuffix.size());
-    if (const OpDefinition* def = find_definition(op)) return *def;
-  }
-  TORCH_CHECK(false, "crossdev: no op definition for '", name.name, "'");
-}
-
 }  // namespace crossdev::ops::library

@@ -30,7 +30,4 @@ std::size_t differentiable_count(const OpDefinition& definition);
 // test_aot_dispatch_dynamic there, and neither is tagged pt2_compliant (library.cpp).
 bool has_training_mode(const OpDefinition& definition);
 
-// "crossdev::modulate" -> the definition; "crossdev::modulate_backward" -> the same definition.
-const OpDefinition& definition_of(const c10::OperatorName& name);
-
 }  // namespace crossdev::ops::library

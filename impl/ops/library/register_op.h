@@ -15,8 +15,9 @@
 //   Meta      shapes and dtypes only (FakeTensor, torch.compile, torch.export); validates
 //             symbolic shapes with the same predicates
 //   Autograd  a torch::autograd::Function whose backward calls crossdev::<op>_backward
-// The forward kernels are typed (typed_kernels.h); the backward and Autograd kernels are boxed and
-// read the schema (call_marshal.h).
+// The forward kernels and crossdev::<op>'s Autograd kernel are typed (typed_kernels.h); the
+// backward's kernels and the Autograd kernels of <op>.out and <op>_backward are boxed, read the
+// schema (call_marshal.h) and hold the op's definition (resolved at registration).
 #include <torch/library.h>
 
 #include "ops/library/typed_kernels.h"
@@ -28,6 +29,7 @@ namespace crossdev::ops::library {
 const OpDefinition& add_definition(OpDefinition definition);
 
 void define_schemas(torch::Library& m, const OpDefinition& definition);
+// The boxed Autograd kernels of crossdev::<op>.out and crossdev::<op>_backward.
 void register_autograd_kernels(torch::Library& m, const OpDefinition& definition);
 // crossdev::<op>_backward's kernels (backward_kernels.cpp); called by the forward registrations.
 void register_native_backward(torch::Library& m, const OpDefinition& definition, c10::DispatchKey key);
@@ -64,6 +66,7 @@ void register_meta_backward(torch::Library& m, const OpDefinition& definition);
     ::crossdev::ops::library::register_meta_backward(m, crossdev_registered_op());                     \
   }                                                                                                    \
   TORCH_LIBRARY_IMPL(crossdev, Autograd, m) {                                                          \
+    crossdev_typed_kernels::register_autograd(m);                                                      \
     ::crossdev::ops::library::register_autograd_kernels(m, crossdev_registered_op());                  \
   }
 

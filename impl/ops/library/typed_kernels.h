@@ -9,6 +9,14 @@
 // comes from the schema's argument names, read once at registration (argument_slots): a call
 // copies its arguments into an OpCall's slots by position, with no lookup of the op, no map and
 // no string built while the call is valid. The kernels' logic is not templated (forward_kernels.cpp).
+//
+// The Autograd kernel of crossdev::<op> is typed too: a call that needs no graph (grad mode off,
+// or no differentiable input requires grad) goes straight to the backend's typed kernel through a
+// handle resolved at registration, with no lookup, boxing or allocation; one that does boxes its
+// arguments once and records the op (autograd_record_forward, autograd_kernels.cpp).
+#include <ATen/core/LegacyTypeDispatch.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/GradMode.h>
 #include <torch/library.h>
 
 #include <optional>
@@ -30,6 +38,17 @@ void meta_forward_out(const OpDefinition& definition, OpCall& call, const at::Te
 KernelFn native_kernel(const OpDefinition& definition, c10::DispatchKey key);
 // Whether <op>.out's schema returns `out` (`-> Tensor(a!)`) rather than nothing (`-> ()`).
 bool out_overload_returns_out(const OpDefinition& definition);
+// The Autograd kernel's recording path (autograd_kernels.cpp): runs `op` (crossdev::<op>) below
+// autograd on `arguments` (the schema's, in order) and returns its result attached to a graph
+// node whose backward calls crossdev::<op>_backward.
+at::Tensor autograd_record_forward(const OpDefinition& definition, const c10::OperatorHandle& op,
+                                   std::vector<c10::IValue> arguments);
+
+// Whether one argument of a typed kernel is a tensor that requires grad.
+inline bool requires_grad_of(const at::Tensor& t) { return t.defined() && t.requires_grad(); }
+inline bool requires_grad_of(const std::optional<at::Tensor>& t) { return t.has_value() && requires_grad_of(*t); }
+template <typename T>
+bool requires_grad_of(const T& /*not a tensor*/) { return false; }
 
 // One argument of the typed kernel into the call (the slot says which role the schema gives it).
 inline void put_argument(OpCall& call, const ArgumentSlot& slot, const at::Tensor& t) {
@@ -68,6 +87,25 @@ struct TypedKernels<Definition, at::Tensor(Args...)> {
   static void fill(OpCall& call, const Args&... args) {
     const ArgumentSlot* slot = slots->data();
     (put_argument(call, *slot++, args), ...);  // left to right: the schema's order
+  }
+
+  // Whether a differentiable input (ArgumentSlot::differentiable) requires grad.
+  static bool any_input_requires_grad(const Args&... args) {
+    const ArgumentSlot* slot = slots->data();
+    bool any = false;
+    ((any = any || (slot->differentiable && requires_grad_of(args)), ++slot), ...);  // every slot advances
+    return any;
+  }
+
+  // crossdev::<op>'s handle with this signature; set by register_autograd, before any call.
+  static inline const c10::TypedOperatorHandle<at::Tensor(Args...)>* forward_handle = nullptr;
+
+  static at::Tensor autograd(c10::DispatchKeySet keys, Args... args) {
+    if (c10::GradMode::is_enabled() && any_input_requires_grad(args...)) {
+      return autograd_record_forward(*definition, *forward_handle, std::vector<c10::IValue>{c10::IValue(args)...});
+    }
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    return forward_handle->redispatch(keys & c10::after_ADInplaceOrView_keyset, args...);
   }
 
   template <c10::DispatchKey Key>
@@ -142,6 +180,17 @@ struct TypedKernels<Definition, at::Tensor(Args...)> {
       m.impl(out_name().c_str(), TORCH_FN(&TypedKernels::composite_out));
     }
   }
+  // crossdev::<op>'s Autograd kernel; the op's schema is already defined (register_op.h's order).
+  static void register_autograd(torch::Library& m) {
+    prepare();
+    if (forward_handle == nullptr) {
+      const std::string full = "crossdev::" + std::string(Definition().name);
+      forward_handle = new c10::TypedOperatorHandle<at::Tensor(Args...)>(  // lives as long as the kernels
+          c10::Dispatcher::singleton().findSchemaOrThrow(full.c_str(), "").template typed<at::Tensor(Args...)>());
+    }
+    m.impl(Definition().name, TORCH_FN(&TypedKernels::autograd));
+  }
+
   static void register_meta(torch::Library& m) {
     prepare();
     m.impl(Definition().name, TORCH_FN(&TypedKernels::meta));

@@ -37,16 +37,41 @@ std::size_t NamedValues<T>::size() const { return entries_.size(); }
 template <typename T>
 bool NamedValues<T>::empty() const { return entries_.empty(); }
 
+namespace {
+// Names are a few bytes ("x", "shift", "eps") and every kernel call looks several up: compared
+// byte by byte here, inline, rather than through a call to memcmp per comparison (which was the
+// largest single share of a call's lookups). Same order as std::string's operator<.
+bool same_name(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+bool name_less(std::string_view a, std::string_view b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
+    if (x != y) return x < y;
+  }
+  return a.size() < b.size();
+}
+}  // namespace
+
 template <typename T>
 typename NamedValues<T>::iterator NamedValues<T>::lower_bound(std::string_view name) {
-  return std::lower_bound(begin(), end(), name,
-                          [](const value_type& entry, std::string_view key) { return entry.first < key; });
+  iterator it = begin();
+  while (it != end() && name_less(it->first, name)) ++it;  // at most eight entries: a scan
+  return it;
 }
 
 template <typename T>
 typename NamedValues<T>::iterator NamedValues<T>::find(std::string_view name) {
-  const iterator it = lower_bound(name);
-  return it != end() && it->first == name ? it : end();
+  for (iterator it = begin(); it != end(); ++it) {
+    if (same_name(it->first, name)) return it;
+  }
+  return end();
 }
 
 template <typename T>

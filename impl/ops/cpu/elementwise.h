@@ -3,6 +3,9 @@
 // dimension coalescing and the at::parallel_for split; this loop does the arithmetic. An inner
 // loop whose operands are all contiguous runs `vec_op` on Vectorized<opmath> and `scalar_op` on
 // the tail; any other inner loop (broadcast or strided operand) runs `scalar_op` with strides.
+// elementwise_range: the same arithmetic over operands that are all contiguous and of one shape,
+// straight from their pointers, without building a TensorIterator (at small sizes building it was
+// most of a call's time: the per-call figure).
 #include <ATen/TensorIterator.h>
 
 #include <array>
@@ -17,6 +20,16 @@ namespace detail {
 template <typename scalar_t, typename VecOp, std::size_t... K>
 auto apply_vec(const VecOp& op, char** data, std::int64_t i, std::index_sequence<K...>) {
   return op(VecIO<scalar_t>::load(reinterpret_cast<const scalar_t*>(data[K + 1]) + i)...);
+}
+template <typename scalar_t, typename VecOp, std::size_t... K>
+auto apply_vec_at(const VecOp& op, const scalar_t* const* in, std::int64_t i, std::index_sequence<K...>) {
+  return op(VecIO<scalar_t>::load(in[K] + i)...);
+}
+template <typename scalar_t, typename ScalarOp, std::size_t... K>
+auto apply_scalar_at(const ScalarOp& op, const scalar_t* const* in, std::int64_t i,
+                     std::index_sequence<K...>) {
+  using opmath_t = typename VecIO<scalar_t>::opmath_t;
+  return op(static_cast<opmath_t>(in[K][i])...);
 }
 template <typename scalar_t, typename ScalarOp, std::size_t... K>
 auto apply_scalar(const ScalarOp& op, char** data, const std::int64_t* strides, std::int64_t i,
@@ -46,6 +59,24 @@ void elementwise(at::TensorIteratorBase& iter, const ScalarOp& scalar_op, const 
       *reinterpret_cast<scalar_t*>(data[0] + i * strides[0]) = static_cast<scalar_t>(result);
     }
   });
+}
+
+// Elements [begin, end) of one contiguous output and N contiguous inputs of the same shape
+// (in[0..N)). The caller splits the elements across threads with cpu::parallel_row_ranges(n, 1, ...)
+// (rows.h; ATen's grain size, as TensorIterator splits them) in its own lambda: a parallel region
+// opened in here would be named after this template's lambda arguments, a symbol objdump cannot
+// demangle, so check_capability_symbols.py could not place its vector code in this copy.
+template <typename scalar_t, std::size_t N, typename ScalarOp, typename VecOp>
+void elementwise_range(scalar_t* out, const scalar_t* const* in, std::int64_t begin, std::int64_t end,
+                       const ScalarOp& scalar_op, const VecOp& vec_op) {
+  using IO = VecIO<scalar_t>;
+  std::int64_t i = begin;
+  for (; i + IO::kWidth <= end; i += IO::kWidth) {
+    IO::store(out + i, detail::apply_vec_at<scalar_t>(vec_op, in, i, std::make_index_sequence<N>{}));
+  }
+  for (; i < end; ++i) {
+    out[i] = static_cast<scalar_t>(detail::apply_scalar_at<scalar_t>(scalar_op, in, i, std::make_index_sequence<N>{}));
+  }
 }
 
 }  // namespace CPU_CAPABILITY

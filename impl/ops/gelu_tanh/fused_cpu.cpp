@@ -1,4 +1,5 @@
-// Forward and backward are both single elementwise passes (TensorIterator + at::vec). tanh is
+// Forward and backward are both single elementwise passes (TensorIterator + at::vec; a contiguous
+// forward skips TensorIterator: cpu::elementwise_range). tanh is
 // at::vec's: Sleef's vectorized tanhf (1.0 ulp) in the AVX2 and AVX512 copies, libm in DEFAULT.
 // Compiled once per instruction set (CPU_CAPABILITY, ops/cpu/dispatch.h).
 #include <ATen/Dispatch.h>
@@ -9,26 +10,34 @@
 #include "ops/cpu/dispatch.h"
 #include "ops/cpu/output.h"
 #include "ops/cpu/elementwise.h"
+#include "ops/cpu/rows.h"
 #include "ops/gelu_tanh/kernels.h"
 
 namespace crossdev::ops::gelu_tanh::CPU_CAPABILITY {
 namespace {
 
 at::Tensor forward(const OpCall& call) {
-  const at::Tensor x = call.tensor("x");
+  const at::Tensor& x = call.tensor("x");
   at::Tensor out = cpu::output_for(call, x.sizes(), x.options());
-  auto iter = at::TensorIteratorConfig().add_output(out).add_const_input(x).build();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "gelu_tanh_fused_cpu", [&] {
     using Vec = typename cpu::VecIO<scalar_t>::Vec;
     using opmath_t = typename cpu::VecIO<scalar_t>::opmath_t;
     const opmath_t beta(kBeta), kappa(kKappa), half(0.5), one(1);
-    cpu::elementwise<scalar_t, 1>(
-        iter,
-        [=](opmath_t v) { return half * v * (one + std::tanh(beta * (v + kappa * v * v * v))); },
-        [=](Vec v) {
-          const Vec inner = Vec(beta) * (v + Vec(kappa) * v * v * v);
-          return Vec(half) * v * (Vec(one) + inner.tanh());
-        });
+    const auto scalar_op = [=](opmath_t v) { return half * v * (one + std::tanh(beta * (v + kappa * v * v * v))); };
+    const auto vec_op = [=](Vec v) {
+      const Vec inner = Vec(beta) * (v + Vec(kappa) * v * v * v);
+      return Vec(half) * v * (Vec(one) + inner.tanh());
+    };
+    if (x.is_contiguous()) {  // out is contiguous (output_for): no TensorIterator needed
+      const scalar_t* const in[] = {x.const_data_ptr<scalar_t>()};
+      scalar_t* const op = out.mutable_data_ptr<scalar_t>();
+      cpu::parallel_row_ranges(x.numel(), 1, [&](std::int64_t begin, std::int64_t end) {
+        cpu::elementwise_range<scalar_t, 1>(op, in, begin, end, scalar_op, vec_op);
+      });
+      return;
+    }
+    auto iter = at::TensorIteratorConfig().add_output(out).add_const_input(x).build();
+    cpu::elementwise<scalar_t, 1>(iter, scalar_op, vec_op);
   });
   return out;
 }

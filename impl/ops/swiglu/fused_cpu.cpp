@@ -1,4 +1,5 @@
-// One elementwise pass each way; TensorIterator broadcasts gate against up.
+// One elementwise pass each way; TensorIterator broadcasts gate against up (a forward on
+// contiguous operands of one shape runs without it: cpu::elementwise_range).
 //   forward   out = g sigmoid(g) u
 //   backward  grad_gate = grad u s (1 + g (1 - s)), grad_up = grad g s, s = sigmoid(g), both from
 //             one pass; an input that was broadcast gets its gradient summed to its shape (the
@@ -15,22 +16,31 @@
 #include "ops/cpu/dispatch.h"
 #include "ops/cpu/output.h"
 #include "ops/cpu/elementwise.h"
+#include "ops/cpu/rows.h"
 #include "ops/swiglu/kernels.h"
 
 namespace crossdev::ops::swiglu::CPU_CAPABILITY {
 namespace {
 
 at::Tensor forward(const OpCall& call) {
-  at::Tensor gate = call.tensor("gate");
-  at::Tensor up = call.tensor("up");
+  const at::Tensor& gate = call.tensor("gate");
+  const at::Tensor& up = call.tensor("up");
   at::Tensor out = cpu::output_for(call, at::infer_size(gate.sizes(), up.sizes()), gate.options());
-  auto iter = at::TensorIteratorConfig().add_output(out).add_const_input(gate).add_const_input(up).build();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, gate.scalar_type(), "swiglu_fused_cpu", [&] {
     using Vec = typename cpu::VecIO<scalar_t>::Vec;
     using opmath_t = typename cpu::VecIO<scalar_t>::opmath_t;
-    cpu::elementwise<scalar_t, 2>(
-        iter, [](opmath_t g, opmath_t u) { return g / (opmath_t(1) + std::exp(-g)) * u; },
-        [](Vec g, Vec u) { return g / (Vec(opmath_t(1)) + g.neg().exp()) * u; });
+    const auto scalar_op = [](opmath_t g, opmath_t u) { return g / (opmath_t(1) + std::exp(-g)) * u; };
+    const auto vec_op = [](Vec g, Vec u) { return g / (Vec(opmath_t(1)) + g.neg().exp()) * u; };
+    if (gate.sizes() == up.sizes() && gate.is_contiguous() && up.is_contiguous()) {  // no broadcast, no strides
+      const scalar_t* const in[] = {gate.const_data_ptr<scalar_t>(), up.const_data_ptr<scalar_t>()};
+      scalar_t* const op = out.mutable_data_ptr<scalar_t>();
+      cpu::parallel_row_ranges(gate.numel(), 1, [&](std::int64_t begin, std::int64_t end) {
+        cpu::elementwise_range<scalar_t, 2>(op, in, begin, end, scalar_op, vec_op);
+      });
+      return;
+    }
+    auto iter = at::TensorIteratorConfig().add_output(out).add_const_input(gate).add_const_input(up).build();
+    cpu::elementwise<scalar_t, 2>(iter, scalar_op, vec_op);
   });
   return out;
 }

@@ -134,7 +134,8 @@ int cmd_run(const std::vector<std::string>& argv) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  if (!prepared.note.empty()) std::cerr << "crossdev run: " << prepared.note << "\n";
+  // Said once, by the parent: its isolation workers prepare the same host and would repeat it.
+  if (!prepared.note.empty() && !args.has("--worker")) std::cerr << "crossdev run: " << prepared.note << "\n";
   RunContext& ctx = prepared.ctx;
   // Before the matrices load: candidate rows name ops these libraries register.
   std::vector<std::string> libraries;

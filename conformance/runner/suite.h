@@ -15,6 +15,8 @@ struct RunContext {
   HostProfile host;           // this host: the real probe, plus --simulate kinds where asked
   std::string simulate_spec;  // "" when nothing is simulated
   std::vector<std::string> libraries;  // --load-library paths, for suites that run a Python worker (opinfo)
+  // Why --simulate was not applied ("" when it was, or nothing was asked): a real accelerator (run_context.h).
+  std::string not_simulated_reason;
 };
 
 // A case a row will produce, known before running it: what the pytest plugin collects as an

@@ -375,7 +375,9 @@ class OpsSuite final : public Suite {
       if (ctx.host.provenance(key.kind) != Provenance::Real && !simulated) {
         c.status = Status::Skip;
         c.execution = Execution::NotRun;
-        c.message = "device not present (simulate it with --simulate " + std::string(kind_name(key.kind)) + ")";
+        c.message = ctx.not_simulated_reason.empty()
+                        ? "device not present (simulate it with --simulate " + std::string(kind_name(key.kind)) + ")"
+                        : "device not present, and not simulated: " + ctx.not_simulated_reason;
       } else if (std::find(supported.begin(), supported.end(), key.dtype) == supported.end()) {
         c.status = Status::Skip;
         c.execution = Execution::NotRun;

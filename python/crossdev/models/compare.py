@@ -162,7 +162,7 @@ def compare_on(device, golden, checks) -> DeviceResult:
         actual = run_model(models.device, convert(golden.built.inputs, device, golden.dtype), golden.grad_outputs)
     except Exception as e:  # noqa: BLE001  a device error is a result
         described = errors.describe(e)
-        suffix = f" [{described['category']}; recovery: {', '.join(described['recovery'])}]" \
+        suffix = f" [classified {described['category']}; recovery: {described['recovery_text'] or 'none'}]" \
             if described["category"] else ""
         return result("error", described["summary"] + suffix, error=described)
     outcomes = {"forward": _forward_outcome(actual, golden.run, golden.reference)}
@@ -196,8 +196,8 @@ def compare_model(model_fn, devices, dtypes=("float32",), checks=CHECKS) -> Mode
     if isinstance(devices, str):
         devices = [devices]
     torch_dtypes = [_dtype(d) if isinstance(d, str) else d for d in dtypes]
+    targets = [_device(d) for d in devices]  # sim registered before the factory or autograd runs
     built = build(model_fn)
-    targets = [_device(d) for d in devices]
     results = []
     for dtype in torch_dtypes:
         golden = _Golden(built, dtype, checks)

@@ -73,6 +73,30 @@ def test_a_model_that_raises_on_a_device_is_an_error_result_with_the_text_and_it
     assert "classified device_mismatch; recovery: move_to_common_device" in on_sim.message
 
 
+class ScalesOffTheCpu(nn.Module):
+    """A device-dependent bug in user code: an extra scaling off the CPU."""
+
+    def forward(self, x):
+        y = torch.tanh(x)
+        return y * 1.001 if x.device.type != "cpu" else y
+
+
+def nested_model_with_a_quirk():
+    torch.manual_seed(0)
+    inner = nn.Sequential(nn.Linear(8, 8), ScalesOffTheCpu(), nn.Linear(8, 8))
+    return nn.Sequential(nn.Linear(8, 8), inner, nn.Linear(8, 8)), (torch.randn(4, 8),)
+
+
+def test_forward_localisation_names_the_innermost_module_and_the_op_only_the_device_runs(models):
+    (on_sim,) = models.compare_model(nested_model_with_a_quirk, devices=["sim"], checks=["forward"])
+    assert on_sim.status == "fail" and list(on_sim.checks) == ["forward"], repr(on_sim)
+    divergence = on_sim.first_divergence
+    assert (divergence.phase, divergence.module, divergence.op) == ("forward", "1.1", "aten::mul"), divergence
+    assert "runs on the device only" in divergence.detail
+    own = {layer.path: layer.passed for layer in on_sim.layers}
+    assert own == {"": False, "0": True, "1": False, "1.0": True, "1.1": False, "1.2": True, "2": True}, own
+
+
 class RaisesEverywhere(nn.Module):
     def forward(self, x):
         raise NotImplementedError("forward is not written yet")

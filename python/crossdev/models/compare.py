@@ -172,7 +172,7 @@ def compare_on(device, golden, checks) -> DeviceResult:
     message = "; ".join(o.describe() for o in outcomes.values())
     if all(o.passed for o in outcomes.values()):
         return result("pass", message, checks=outcomes)
-    phase = "forward" if not outcomes.get("forward", outcomes["backward"]).passed else "backward"
+    phase = "forward" if "forward" in outcomes and not outcomes["forward"].passed else "backward"
     try:
         divergence, layers = localise.localise(phase, golden.run.calls, actual.calls, models, device)
     except Exception as e:  # noqa: BLE001  the verdict stands; say why the culprit is unknown

@@ -172,6 +172,10 @@ def first_op(call, models, device, phase):
             verdict = judge(x, y, z)
             if not verdict.passed:
                 return d.name, f"op #{i} {d.name} output {j}: {verdict.describe()}"
+    if len(device_ops) != len(golden_ops):  # one side ran more ops: the first extra one
+        n = min(len(device_ops), len(golden_ops))
+        extra, where = (device_ops[n], "on the device only") if len(device_ops) > n else (golden_ops[n], "on the CPU only")
+        return extra.name, f"op #{n} {extra.name} runs {where} ({len(device_ops)} ops on the device, {len(golden_ops)} on the CPU)"
     return None, f"no single op of its {len(device_ops)} is out of tolerance"
 
 

@@ -97,6 +97,39 @@ def test_forward_localisation_names_the_innermost_module_and_the_op_only_the_dev
     assert own == {"": False, "0": True, "1": False, "1.0": True, "1.1": False, "1.2": True, "2": True}, own
 
 
+def test_the_train_check_compares_the_loss_before_and_after_each_optimizer_step(models):
+    result = models.compare_model("crossdev_examples.llama:tiny_llama_train", devices=["sim"],
+                                  checks=["forward", "backward", "train"])
+    assert result.passed, repr(result)
+    assert result[0].checks["train"].compared == 6, "the factory's 5 AdamW steps: 6 losses"
+
+
+def optimizer_with_a_device_quirk(parameters):
+    """A device-dependent optimizer bug: another learning rate off the CPU."""
+    parameters = list(parameters)
+    return torch.optim.SGD(parameters, lr=0.1 if parameters[0].device.type == "cpu" else 0.1001)
+
+
+def quirky_training():
+    torch.manual_seed(0)
+    return {"model": nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 8)), "inputs": (torch.randn(4, 8),),
+            "loss": lambda output, x: output.pow(2).mean(), "optimizer": optimizer_with_a_device_quirk}
+
+
+def test_a_train_only_divergence_fails_the_train_check_after_the_first_step(models):
+    (on_sim,) = models.compare_model(quirky_training, devices=["sim"], checks=["forward", "backward", "train"], steps=3)
+    assert on_sim.status == "fail" and on_sim.checks["forward"].passed and on_sim.checks["backward"].passed, repr(on_sim)
+    train = on_sim.checks["train"]
+    assert train.compared == 4 and train.failing and "loss after step 0" not in train.failing, train
+    assert "outputs and gradients agree: the optimizer's steps diverge" in on_sim.message
+    assert on_sim.first_divergence is None
+
+
+def test_the_train_check_needs_a_loss_and_an_optimizer(models):
+    with pytest.raises(models.FactoryError, match="the train check needs a mapping with model, inputs, loss and optimizer"):
+        models.compare_model("crossdev_examples.llama:tiny_llama", devices=["sim"], checks=["train"])
+
+
 class RaisesEverywhere(nn.Module):
     def forward(self, x):
         raise NotImplementedError("forward is not written yet")
@@ -140,5 +173,5 @@ def test_a_bad_factory_is_a_factory_error_naming_it_and_the_python_error(models,
 def test_unknown_dtype_and_check_name_the_valid_choices(models):
     with pytest.raises(ValueError, match="unknown dtype 'float33'; expected one of float32"):
         models.compare_model("crossdev_examples.dit:tiny_dit_block", devices=["sim"], dtypes=["float33"])
-    with pytest.raises(ValueError, match="unknown check 'sideways'; expected one of forward, backward"):
+    with pytest.raises(ValueError, match="unknown check 'sideways'; expected one of forward, backward, train"):
         models.compare_model("crossdev_examples.dit:tiny_dit_block", devices=["sim"], checks=["sideways"])

@@ -27,6 +27,7 @@ void write_row(json::Writer& w, const Row& row) {
     for (const auto& v : row.str_list(key)) w.value(v);
     w.end_array();
   }
+  if (row.has("steps")) w.field("steps", row.integer("steps"));
   w.end_object();
 }
 
@@ -49,7 +50,7 @@ class ModelsSuite final : public Suite {
   const char* name() const override { return "models"; }
 
   const SuiteSchema& schema() const override {
-    static const SuiteSchema s{{"model", "devices", "dtypes"}, {"checks", "case_timeout"}};
+    static const SuiteSchema s{{"model", "devices", "dtypes"}, {"checks", "steps", "case_timeout"}};
     return s;
   }
 
@@ -62,7 +63,8 @@ class ModelsSuite final : public Suite {
     for (const auto& d : devices)
       if (!kind_from_name(d)) row.fail("devices", "unknown device kind '" + d + "'; expected one of " + valid_kind_list());
     if (row.str_list("dtypes").empty()) row.fail("dtypes", "expected at least one dtype (e.g. [float32])");
-    if (row.has("checks") && row.str_list("checks").empty()) row.fail("checks", "expected one or more of forward, backward");
+    if (row.has("checks") && row.str_list("checks").empty()) row.fail("checks", "expected one or more of forward, backward, train");
+    if (row.has("steps") && row.integer("steps") < 1) row.fail("steps", "expected an integer >= 1 (optimizer steps of the train check)");
     if (row.has("case_timeout") && !(row.number("case_timeout") > 0)) row.fail("case_timeout", "expected seconds > 0");
   }
 

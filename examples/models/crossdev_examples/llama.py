@@ -2,6 +2,7 @@
 
     tiny_llama        plain PyTorch
     tiny_llama_fused  the same maths through torch.ops.crossdev.{rms_norm, rotary, swiglu}
+    tiny_llama_train  tiny_llama with next-token cross-entropy and AdamW (lr 1e-3): the train check
 """
 import torch
 import torch.nn.functional as F
@@ -124,3 +125,14 @@ def tiny_llama():
 
 def tiny_llama_fused():
     return _build(fused=True)
+
+
+def next_token_loss(logits, tokens):
+    """Cross-entropy of each position's logits against the next token."""
+    return F.cross_entropy(logits[:, :-1].reshape(-1, VOCAB), tokens[:, 1:].reshape(-1))
+
+
+def tiny_llama_train():
+    model, inputs = _build(fused=False)
+    return {"model": model, "inputs": inputs, "loss": next_token_loss, "steps": 5,
+            "optimizer": lambda parameters: torch.optim.AdamW(parameters, lr=1e-3)}

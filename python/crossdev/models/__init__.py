@@ -10,9 +10,9 @@ and every parameter's gradient are compared with the CPU golden (a float64 CPU r
 error expected). When a comparison fails, teacher forcing names the innermost module, first in
 execution order, whose own error is out of tolerance, and the first ATen op inside it.
 """
-from .compare import CHECKS, DTYPES, compare_model
+from .compare import CHECKS, DEFAULT_CHECKS, DTYPES, compare_model
 from .factory import FactoryError, build, load_factory
 from .result import CheckOutcome, DeviceResult, ModelComparison
 
-__all__ = ["CHECKS", "DTYPES", "CheckOutcome", "DeviceResult", "FactoryError", "ModelComparison", "build",
+__all__ = ["CHECKS", "DEFAULT_CHECKS", "DTYPES", "CheckOutcome", "DeviceResult", "FactoryError", "ModelComparison", "build",
            "compare_model", "load_factory"]

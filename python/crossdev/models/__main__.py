@@ -17,7 +17,8 @@ def main(argv=None) -> int:
     parser.add_argument("factory", help="module:callable returning (model, inputs), e.g. crossdev_examples.dit:tiny_dit_block")
     parser.add_argument("--device", action="append", required=True, help="a device to compare with the CPU (repeatable): sim, cuda, ...")
     parser.add_argument("--dtype", action="append", help="float32 (default), float16, bfloat16, float64 (repeatable)")
-    parser.add_argument("--check", action="append", help="forward, backward (default: both; repeatable)")
+    parser.add_argument("--check", action="append", help="forward, backward (default: both), train (repeatable)")
+    parser.add_argument("--steps", type=int, help="optimizer steps of the train check (default: the factory's, else 5)")
     parser.add_argument("--import-path", action="append", default=[], metavar="DIR", help="put DIR first on sys.path (repeatable)")
     parser.add_argument("--load-library", action="append", default=[], metavar="PATH",
                         help="torch.ops.load_library(PATH) first, e.g. kernels registered for a device (repeatable)")
@@ -26,7 +27,7 @@ def main(argv=None) -> int:
 
     import torch
 
-    from . import CHECKS, FactoryError, compare_model
+    from . import DEFAULT_CHECKS, FactoryError, compare_model
     sys.path[:0] = args.import_path
     if any(d.split(":")[0] == "sim" for d in args.device):
         import crossdev
@@ -39,7 +40,7 @@ def main(argv=None) -> int:
             return 2
     try:
         result = compare_model(args.factory, devices=args.device, dtypes=args.dtype or ["float32"],
-                               checks=args.check or list(CHECKS))
+                               checks=args.check or list(DEFAULT_CHECKS), steps=args.steps)
     except (FactoryError, ValueError) as e:
         print(f"crossdev.models: {e}", file=sys.stderr)
         return 2

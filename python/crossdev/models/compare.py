@@ -8,13 +8,15 @@ from dataclasses import dataclass
 
 from . import errors, localise
 from .capture import CallRecorder
-from .factory import build
+from .factory import TRAIN_CONTRACT, FactoryError, build
 from .ops import OpRecorder, random_ops
 from .placement import convert, model_copy
 from .result import CheckOutcome, DeviceResult, ModelComparison
 from .tolerance import judge, judge_all
 
-CHECKS = ("forward", "backward")
+CHECKS = ("forward", "backward", "train")
+DEFAULT_CHECKS = ("forward", "backward")
+DEFAULT_STEPS = 5
 DTYPES = ("float32", "float16", "bfloat16", "float64")
 GRAD_OUTPUT_SEED = 0
 
@@ -66,6 +68,28 @@ def run_model(model, inputs, grad_outputs=None, keep_inputs=False, keep_grads=Fa
     return Run(outputs, grads, calls, random_ops(recorder.ops) if watch_random else [], grad_outputs)
 
 
+def train_losses(model, inputs, built, steps):
+    """The loss before each of `steps` optimizer steps and after the last: steps + 1 values on the CPU."""
+    import torch
+    optimizer = built.optimizer(model.parameters())
+    losses = []
+    for step in range(steps + 1):
+        optimizer.zero_grad(set_to_none=True)
+        loss = built.loss(model(*inputs), *inputs)
+        losses.append(loss.detach().reshape(()).cpu())
+        if step < steps:
+            loss.backward()
+            optimizer.step()
+    return torch.stack(losses)
+
+
+def _train_outcome(actual, golden, reference):
+    """Each step's loss judged alone: the float64 rule bounds it by the CPU's own error at that step,
+    which the optimizer amplifies as it amplifies the device's (docs/models.md, "The train check")."""
+    judgements = [(i, judge(actual[i:i + 1], golden[i:i + 1], reference[i:i + 1])) for i in range(len(golden))]
+    return _outcome("train", judgements, [f"loss after step {i}" for i in range(len(golden))])
+
+
 def _outcome(check, judgements, names):
     failing = [names[i] for i, j in judgements if not j.passed]
     first = next((j for _, j in judgements if not j.passed), None)
@@ -100,9 +124,9 @@ def _backward_outcome(actual, golden, reference):
 class _Golden:
     """The CPU golden in one dtype, and the float64 reference, for every device to be compared with."""
 
-    def __init__(self, built, dtype, checks):
+    def __init__(self, built, dtype, checks, steps=DEFAULT_STEPS):
         import torch
-        self.built, self.dtype = built, dtype
+        self.built, self.dtype, self.steps = built, dtype, steps
         self.model = model_copy(built.model, "cpu", dtype)
         self.reference_model = model_copy(built.model, "cpu", torch.float64)
         inputs = convert(built.inputs, "cpu", dtype)
@@ -115,6 +139,10 @@ class _Golden:
             reference_grads = [g.double() if g is not None else None for g in self.grad_outputs or []]
             self.reference = run_model(self.reference_model, convert(built.inputs, "cpu", torch.float64),
                                        reference_grads or None)
+            if "train" in checks:
+                self.train = train_losses(model_copy(built.model, "cpu", dtype), inputs, built, self.steps)
+                self.reference_train = train_losses(model_copy(built.model, "cpu", torch.float64),
+                                                    convert(built.inputs, "cpu", torch.float64), built, self.steps)
         except Exception as e:  # noqa: BLE001  the model itself is broken in this dtype: no golden
             self.error = e
 
@@ -160,6 +188,9 @@ def compare_on(device, golden, checks) -> DeviceResult:
     try:
         models.device = model_copy(golden.built.model, device, golden.dtype)
         actual = run_model(models.device, convert(golden.built.inputs, device, golden.dtype), golden.grad_outputs)
+        if "train" in checks:
+            device_train = train_losses(model_copy(golden.built.model, device, golden.dtype),
+                                        convert(golden.built.inputs, device, golden.dtype), golden.built, golden.steps)
     except Exception as e:  # noqa: BLE001  a device error is a result
         described = errors.describe(e)
         suffix = f" [classified {described['category']}; recovery: {described['recovery_text'] or 'none'}]" \
@@ -168,11 +199,16 @@ def compare_on(device, golden, checks) -> DeviceResult:
     outcomes = {"forward": _forward_outcome(actual, golden.run, golden.reference)}
     if "backward" in checks and golden.grad_outputs is not None:
         outcomes["backward"] = _backward_outcome(actual, golden.run, golden.reference)
+    if "train" in checks:
+        outcomes["train"] = _train_outcome(device_train, golden.train, golden.reference_train)
     outcomes = {k: v for k, v in outcomes.items() if k in checks}
     message = "; ".join(o.describe() for o in outcomes.values())
     if all(o.passed for o in outcomes.values()):
         return result("pass", message, checks=outcomes)
-    phase = "forward" if "forward" in outcomes and not outcomes["forward"].passed else "backward"
+    failed = [k for k in ("forward", "backward") if k in outcomes and not outcomes[k].passed]
+    if not failed:
+        return result("fail", message + "; outputs and gradients agree: the optimizer's steps diverge", checks=outcomes)
+    phase = failed[0]
     try:
         divergence, layers = localise.localise(phase, golden.run.calls, actual.calls, models, device)
     except Exception as e:  # noqa: BLE001  the verdict stands; say why the culprit is unknown
@@ -185,9 +221,11 @@ def compare_on(device, golden, checks) -> DeviceResult:
     return result("fail", message, checks=outcomes, first_divergence=divergence, layers=layers)
 
 
-def compare_model(model_fn, devices, dtypes=("float32",), checks=CHECKS) -> ModelComparison:
+def compare_model(model_fn, devices, dtypes=("float32",), checks=DEFAULT_CHECKS, steps=None) -> ModelComparison:
     """Compare a model on each device with the CPU golden. model_fn: a factory (callable taking no
     arguments, returning (model, inputs)) or its name 'module:callable'. devices: e.g. ["sim", "cuda"].
+    checks: forward, backward (default) and train (the loss before and after each of `steps`
+    optimizer steps; the factory returns a mapping with loss and optimizer).
     Raises FactoryError for a factory that does not import, raises or returns the wrong thing, and
     ValueError for an unknown dtype or check; a device's own error is an `error` result."""
     unknown = [c for c in checks if c not in CHECKS]
@@ -198,8 +236,12 @@ def compare_model(model_fn, devices, dtypes=("float32",), checks=CHECKS) -> Mode
     torch_dtypes = [_dtype(d) if isinstance(d, str) else d for d in dtypes]
     targets = [_device(d) for d in devices]  # sim registered before the factory or autograd runs
     built = build(model_fn)
+    if "train" in checks and (built.loss is None or built.optimizer is None):
+        raise FactoryError(f"model factory '{built.name}': the train check needs a mapping with model, inputs, loss "
+                           f"and optimizer ({TRAIN_CONTRACT}); it returned no {'loss' if built.loss is None else 'optimizer'}")
+    steps = steps if steps is not None else (built.steps or DEFAULT_STEPS)
     results = []
     for dtype in torch_dtypes:
-        golden = _Golden(built, dtype, checks)
+        golden = _Golden(built, dtype, checks, steps)
         results.extend(compare_on(device, golden, checks) for device in targets)
     return ModelComparison(built.name, results)

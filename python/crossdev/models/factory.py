@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 EXAMPLE = "crossdev_examples.dit:tiny_dit_block"
+TRAIN_CONTRACT = "loss(output, *inputs) -> scalar tensor, optimizer(parameters) -> torch.optim.Optimizer"
 
 
 class FactoryError(ValueError):
@@ -20,6 +21,9 @@ class Built:
     name: str
     model: object  # torch.nn.Module, on the CPU
     inputs: tuple  # tensors (and other values, passed as they are)
+    loss: object = None  # train: loss(output, *inputs) -> scalar tensor (the mapping form only)
+    optimizer: object = None  # train: optimizer(parameters) -> torch.optim.Optimizer
+    steps: int | None = None  # train: optimizer steps (the mapping's, else the caller's)
 
 
 def load_factory(spec: str):
@@ -66,8 +70,14 @@ def build(model_fn) -> Built:
             raise FactoryError(f"model factory '{name}' returned a mapping without {', '.join(missing)}; "
                                "expected keys model, inputs (and for train: loss, optimizer)")
         model, inputs = made["model"], made["inputs"]
+        train = {k: made.get(k) for k in ("loss", "optimizer", "steps")}
+        for key in ("loss", "optimizer"):
+            if train[key] is not None and not callable(train[key]):
+                raise FactoryError(f"model factory '{name}' returned a {type(train[key]).__name__} as its {key}; "
+                                   f"expected a callable ({TRAIN_CONTRACT})")
     elif isinstance(made, tuple) and len(made) == 2:
         model, inputs = made
+        train = {}
     else:
         raise FactoryError(f"model factory '{name}' returned {_describe(made)}; expected (model, inputs), "
                            "inputs a tuple of tensors")
@@ -83,7 +93,7 @@ def build(model_fn) -> Built:
     if off_cpu:
         raise FactoryError(f"model factory '{name}' built on {', '.join(off_cpu)}; build on the CPU "
                            "(crossdev copies the model to each device)")
-    return Built(name, model, tuple(inputs))
+    return Built(name, model, tuple(inputs), **train)
 
 
 def _describe(value) -> str:

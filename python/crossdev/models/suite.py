@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import time
 
-from .compare import CHECKS, DTYPES, compare_on
-from .factory import FactoryError, build
-
-ROW_CHECKS = CHECKS  # `train` is not implemented yet: rejected as bad input, never silently skipped
+from .compare import CHECKS, DEFAULT_CHECKS, DEFAULT_STEPS, DTYPES, compare_on
+from .factory import TRAIN_CONTRACT, FactoryError, build
 
 
 def _setup(request) -> None:
@@ -19,15 +17,18 @@ def _setup(request) -> None:
 def check(request, out) -> None:
     _setup(request)
     for i, row in enumerate(request["rows"]):
-        for key, valid in (("dtypes", DTYPES), ("checks", ROW_CHECKS)):
+        for key, valid in (("dtypes", DTYPES), ("checks", CHECKS)):
             for value in row.get(key, []):
                 if value not in valid:
-                    hint = " ('train' is not implemented yet)" if value == "train" else ""
-                    out.bad(i, key, f"unknown {key[:-1]} '{value}'{hint}; expected one of {', '.join(valid)}")
+                    out.bad(i, key, f"unknown {key[:-1]} '{value}'; expected one of {', '.join(valid)}")
         try:
-            build(row.get("model", ""))
+            built = build(row.get("model", ""))
         except FactoryError as e:
             out.bad(i, "model", str(e))
+            continue
+        if "train" in row.get("checks", []) and (built.loss is None or built.optimizer is None):
+            out.bad(i, "checks", f"check 'train' needs model factory '{built.name}' to return a mapping with model, "
+                                 f"inputs, loss and optimizer ({TRAIN_CONTRACT})")
 
 
 def case_id(row, kind, dtype_name) -> str:
@@ -76,7 +77,7 @@ def run(request, out) -> None:
     row = request["row"]
     cases = plan(row)
     out.plan(len(cases))
-    checks = row.get("checks", list(CHECKS))
+    checks = row.get("checks", list(DEFAULT_CHECKS))
     built, goldens = None, {}
     for index in range(request.get("start", 0), len(cases)):
         kind, dtype_name = cases[index]
@@ -93,7 +94,8 @@ def run(request, out) -> None:
                 if built is None:
                     built = build(row["model"])
                 if dtype_name not in goldens:
-                    goldens[dtype_name] = _Golden(built, _dtype(dtype_name), checks)
+                    goldens[dtype_name] = _Golden(built, _dtype(dtype_name), checks,
+                                                  row.get("steps") or built.steps or DEFAULT_STEPS)
                 _case(compare_on(torch.device(device), goldens[dtype_name], checks), case)
         except FactoryError as e:  # the engine checks rows first; a front end that does not still gets the words
             case.update(status="error", message=str(e))

@@ -35,7 +35,6 @@ class Judgement:
 
 
 def _max_abs_diff(a, b) -> float:
-    import torch
     if a.numel() == 0:
         return 0.0
     return float((a.double() - b.double()).abs().max()) if a.is_floating_point() or b.is_floating_point() \

@@ -74,7 +74,7 @@ def test_run_resumes_at_the_start_index_after_a_crash():
 
 def test_an_unknown_suite_is_fatal_naming_the_suites():
     rc, lines, err = worker({"request": "run", "suite": "nosuch"})
-    assert lines == ["FATAL unknown Python suite 'nosuch'; expected one of opinfo"]
+    assert lines == ["FATAL unknown Python suite 'nosuch'; expected one of models, opinfo"]
 
 
 def test_a_request_that_is_not_json_is_fatal():

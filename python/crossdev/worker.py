@@ -30,7 +30,7 @@ import sys
 import traceback
 
 # Suites defined in Python: suite name -> module with check(request, out) and run(request, out).
-SUITES = {"opinfo": "crossdev.opinfo.suite"}
+SUITES = {"opinfo": "crossdev.opinfo.suite", "models": "crossdev.models.suite"}
 
 STATUS_CODES = {"pass": 0, "fail": 1, "xfail": 2, "xpass": 3, "skip": 4, "error": 5, "crash": 6}
 EXECUTION_CODES = {"real": 0, "simulated": 1, "not_run": 2}

@@ -87,11 +87,75 @@ def test_an_unknown_device_kind_is_bad_input_at_load(cli, tmp_path):
     assert proc.returncode == 2 and f"{matrix}:3:" in proc.stderr and "unknown device kind 'gpu9'" in proc.stderr
 
 
-def test_the_pytest_plugin_collects_one_item_per_case_and_runs_them(tmp_path):
+def test_the_pytest_plugin_collects_one_item_per_case_and_loads_its_libraries_into_the_worker(tmp_path, built_library):
+    """One item per case; --crossdev-load-library reaches the Python worker, as `crossdev run
+    --load-library` does: the library's tan kernel for sim is the one judged (it segfaults: that
+    item fails as a crash), and tanh, on the sim backend's own kernel, passes."""
     from plugin_runner import run_pytest
+    faults = built_library("crossdev_test_opinfo_faults")
     matrix = write_matrix(tmp_path, ROW.format(id="tan", opinfo="tan*", dtypes="float32", checks="forward"))
-    proc = run_pytest(str(matrix), "--crossdev-simulate", "mps", "-q", "-rA", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "opinfo_t.yaml::t.tan/tan/mps/float32/forward" in proc.stdout
-    assert "opinfo_t.yaml::t.tan/tanh/mps/float32/forward" in proc.stdout
-    assert "2 passed" in proc.stdout and "did not announce" not in proc.stdout + proc.stderr
+    proc = run_pytest(str(matrix), "--crossdev-simulate", "mps", "--crossdev-load-library", str(faults), "-q", "-rA",
+                      cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "FAILED opinfo_t.yaml::t.tan/tan/mps/float32/forward" in proc.stdout, proc.stdout
+    assert "signal 11" in proc.stdout, proc.stdout
+    assert "PASSED [simulated] opinfo_t.yaml::t.tan/tanh/mps/float32/forward" in proc.stdout, proc.stdout
+    assert "1 failed, 1 passed" in proc.stdout and "did not announce" not in proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="module")
+def faulty_sim_run(cli, tmp_path_factory, built_library):
+    """One engine run for the variant and expectation tests (each run imports op_db twice): the faults
+    library on sim (tan segfaults; tanh_ off by 1/256, functional tanh and tanh.out right), with
+    expectations/opinfo/mps.yaml next to the matrix."""
+    tmp_path = tmp_path_factory.mktemp("faulty_sim")
+    faults = built_library("crossdev_test_opinfo_faults")
+    matrix = write_matrix(tmp_path, "\n".join([
+        ROW.format(id="v", opinfo="tanh", dtypes="float32", checks="forward").replace(
+            "max_samples: 3", "max_samples: 3, variants: [function, inplace, out]"),
+        ROW.format(id="x", opinfo="tan", dtypes="float32", checks="forward"),
+    ]))
+    (tmp_path / "expectations" / "opinfo").mkdir(parents=True)
+    (tmp_path / "expectations" / "opinfo" / "mps.yaml").write_text(textwrap.dedent("""\
+        expectations:
+          - {match: "t.v/tanh/mps/float32/forward/inplace", status: xfail, reason: "tanh_ is off", class: numerics}
+          - {match: "t.v/tanh/mps/float32/forward", status: xfail, reason: "fixed since", class: numerics}
+          - {match: "t.x/tan/*", status: skip, reason: "segfaults on sim", class: crash}
+          - {match: "t.v/*", status: xfail, reason: "on real mps only", execution: real}
+        """))
+    return run(cli, tmp_path, matrix, "--load-library", faults)
+
+
+def test_inplace_and_out_variants_run_their_own_kernels_as_separate_cases(faulty_sim_run):
+    proc, cases, _ = faulty_sim_run
+    inplace = cases["t.v/tanh/mps/float32/forward/inplace"]
+    assert inplace["details"]["variant"] == "inplace" and inplace["metrics"]["failing_samples"] >= 1, inplace
+    assert inplace["metrics"]["failing_samples"] == inplace["metrics"]["samples"], "every sample of tanh_ is off"
+    out = cases["t.v/tanh/mps/float32/forward/out"]
+    assert out["status"] == "pass" and out["details"]["variant"] == "out", out
+    function = cases["t.v/tanh/mps/float32/forward"]
+    assert out["metrics"]["samples"] == function["metrics"]["samples"] >= 1, "the same samples as the function"
+
+
+def test_expectations_turn_a_failure_into_xfail_a_pass_into_xpass_and_skip_unrun(faulty_sim_run):
+    proc, cases, _ = faulty_sim_run
+    assert proc.returncode == 1, "the unexpected pass gates"
+    inplace = cases["t.v/tanh/mps/float32/forward/inplace"]
+    assert inplace["status"] == "xfail" and "tanh_ is off" in inplace["message"], inplace
+    assert inplace["details"]["expected_class"] == "numerics"
+    function = cases["t.v/tanh/mps/float32/forward"]
+    assert function["status"] == "xpass" and "remove the expectation" in function["message"], function
+    tan = cases["t.x/tan/mps/float32/forward"]
+    assert tan["status"] == "skip" and tan["message"].startswith("expected skip (segfaults on sim, "), tan
+    assert "expectations/opinfo/mps.yaml:4" in tan["message"]
+    assert cases["t.v/tanh/mps/float32/forward/out"]["status"] == "pass", "an entry for real mps is not for sim"
+
+
+def test_a_bad_expectations_file_is_exit_2_naming_file_line(cli, tmp_path):
+    matrix = write_matrix(tmp_path, ROW.format(id="b", opinfo="sin", dtypes="float32", checks="forward"))
+    (tmp_path / "expectations" / "opinfo").mkdir(parents=True)
+    bad = tmp_path / "expectations" / "opinfo" / "mps.yaml"
+    bad.write_text("expectations:\n  - {match: '*', status: xfail, reason: r, class: slow}\n")
+    proc, cases, _ = run(cli, tmp_path, matrix)
+    assert proc.returncode == 2 and f"{bad}:2:" in proc.stderr and "class 'slow'" in proc.stderr, proc.stderr
+    assert not cases

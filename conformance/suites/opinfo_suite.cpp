@@ -7,8 +7,12 @@
 //     `case_timeout`, that case is a `crash` and a new worker resumes at the next case;
 //   - bad input (a glob that selects nothing, an OpInfo name torch lacks, an unknown dtype or
 //     check, op_db not importable) is found by check_rows() before anything runs: exit 2, file:line;
-//   - --load-library's libraries are loaded into the worker; simulated kinds run on `sim`.
+//   - --load-library's libraries are loaded into the worker; simulated kinds run on `sim`;
+//   - expectations: <matrix folder>/expectations/opinfo/<kind>.yaml (parity/expectations.h): a
+//     `skip` entry is handed to the worker, which does not run the case; an `xfail` entry turns
+//     the case's failure, error or crash into xfail and its pass into xpass (case_expectations.h).
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -16,6 +20,7 @@
 #include "runner/case_codec.h"
 #include "runner/python_worker.h"
 #include "runner/suite_table.h"
+#include "suites/case_expectations.h"
 #include "util/json.h"
 
 namespace crossdev::conformance {
@@ -24,11 +29,66 @@ namespace {
 constexpr double kDefaultCaseTimeoutS = 300;
 
 
+std::string expectations_path(const Row& row, const std::string& kind) {
+  return (std::filesystem::path(row.file()).parent_path() / "expectations" / "opinfo" / (kind + ".yaml")).string();
+}
+
+// "real" or "simulated" when the kind runs on this host, else "" (its cases are skipped unrun).
+std::string execution_of(const RunContext& ctx, const std::string& kind) {
+  const auto k = kind_from_name(kind);
+  if (!k) return "";
+  switch (ctx.host.provenance(*k)) {
+    case Provenance::Real: return "real";
+    case Provenance::Simulated: return "simulated";
+    default: return "";
+  }
+}
+
+// The device kind of a case id "<row>/<op>/<kind>/<dtype>/<check>[/<variant>]" ("" if not one).
+std::string kind_of_case(const Row& row, const std::string& id) {
+  const std::string prefix = row.id() + "/";
+  if (id.rfind(prefix, 0) != 0) return "";
+  const std::size_t op_end = id.find('/', prefix.size());
+  if (op_end == std::string::npos) return "";
+  const std::size_t kind_end = id.find('/', op_end + 1);
+  return id.substr(op_end + 1, kind_end == std::string::npos ? std::string::npos : kind_end - op_end - 1);
+}
+
+// The entry that applies to case `id` on this host, or nullptr.
+const parity::Expectation* expectation_for(const Row& row, const RunContext& ctx, const std::string& id) {
+  const std::string kind = kind_of_case(row, id);
+  const std::string execution = kind.empty() ? "" : execution_of(ctx, kind);
+  if (execution.empty()) return nullptr;
+  return cached_expectations(expectations_path(row, kind)).find(id, execution);
+}
+
+// {kind: [{match, status, reason, where}]}: the entries that apply on this host, in file order,
+// so the worker skips a case whose first matching entry is `skip` without running it.
+void write_expectations(json::Writer& w, const Row& row, const RunContext& ctx) {
+  w.key("expectations").begin_object();
+  for (const auto& kind : row.str_list("devices")) {
+    const std::string execution = execution_of(ctx, kind);
+    if (execution.empty()) continue;
+    w.key(kind).begin_array();
+    for (const auto& e : cached_expectations(expectations_path(row, kind)).entries()) {
+      if (!e.execution.empty() && e.execution != execution) continue;
+      w.begin_object();
+      w.field("match", e.match);
+      w.field("status", parity::expected_status_name(e.status));
+      w.field("reason", e.reason);
+      w.field("where", e.where());
+      w.end_object();
+    }
+    w.end_array();
+  }
+  w.end_object();
+}
+
 void write_row(json::Writer& w, const Row& row) {
   w.begin_object();
   w.field("id", row.id());
   w.field("opinfo", row.str("opinfo"));
-  for (const char* key : {"exclude", "devices", "dtypes", "checks"}) {
+  for (const char* key : {"exclude", "devices", "dtypes", "checks", "variants"}) {
     if (!row.has(key)) continue;
     w.key(key).begin_array();
     for (const auto& v : row.str_list(key)) w.value(v);
@@ -38,25 +98,16 @@ void write_row(json::Writer& w, const Row& row) {
   w.end_object();
 }
 
-void write_setup(json::Writer& w, const RunContext& ctx) {
-  w.key("libraries").begin_array();
-  for (const auto& lib : ctx.libraries) w.value(lib);
-  w.end_array();
-  w.key("simulated_kinds").begin_array();
-  for (DeviceKind kind : kAllDeviceKinds)
-    if (ctx.host.provenance(kind) == Provenance::Simulated) w.value(kind_name(kind));
-  w.end_array();
-}
-
 std::string row_request(const char* request, const Row& row, const RunContext& ctx, long start) {
   json::Writer w(0);
   w.begin_object();
   w.field("request", request);
   w.field("suite", "opinfo");
-  write_setup(w, ctx);
+  write_process_setup(w, ctx);
   w.key("kinds").begin_object();
   for (const auto& name : row.str_list("devices")) w.field(name, provenance_name(ctx.host.provenance(*kind_from_name(name))));
   w.end_object();
+  write_expectations(w, row, ctx);
   w.key("row");
   write_row(w, row);
   w.field("start", static_cast<long long>(start));
@@ -69,7 +120,7 @@ class OpInfoSuite final : public Suite {
   const char* name() const override { return "opinfo"; }
 
   const SuiteSchema& schema() const override {
-    static const SuiteSchema s{{"opinfo", "devices", "dtypes"}, {"exclude", "checks", "max_samples", "case_timeout"}};
+    static const SuiteSchema s{{"opinfo", "devices", "dtypes"}, {"exclude", "checks", "variants", "max_samples", "case_timeout"}};
     return s;
   }
 
@@ -81,9 +132,11 @@ class OpInfoSuite final : public Suite {
       if (!kind_from_name(d)) row.fail("devices", "unknown device kind '" + d + "'; expected one of " + valid_kind_list());
     if (row.str_list("dtypes").empty()) row.fail("dtypes", "expected at least one dtype (e.g. [float32])");
     if (row.has("checks") && row.str_list("checks").empty()) row.fail("checks", "expected one or more of forward, backward");
+    if (row.has("variants") && row.str_list("variants").empty()) row.fail("variants", "expected one or more of function, inplace, out");
     if (row.has("exclude")) row.str_list("exclude");
     if (row.has("max_samples") && row.integer("max_samples") < 1) row.fail("max_samples", "expected an integer >= 1");
     if (row.has("case_timeout") && !(row.number("case_timeout") > 0)) row.fail("case_timeout", "expected seconds > 0");
+    for (const auto& d : devices) cached_expectations(expectations_path(row, d));  // a bad file: YamlError, exit 2
   }
 
   // The cases run() will return, from the worker's plan (the pytest plugin's items).
@@ -99,6 +152,11 @@ class OpInfoSuite final : public Suite {
         PlannedCase c;
         c.id = unescape_field(line.substr(tab1 + 1, tab2 - tab1 - 1));
         c.device_kind = unescape_field(line.substr(tab2 + 1));
+        if (const parity::Expectation* e = expectation_for(row, ctx, c.id)) {
+          c.expected = parity::expected_status_name(e->status);
+          c.reason = e->reason;
+          c.where = e->where();
+        }
         cases.push_back(std::move(c));
       } else if (line.rfind("FATAL ", 0) == 0) {
         throw YamlError(row.where("opinfo"), "row '" + row.id() + "': " + unescape_field(line.substr(6)));
@@ -118,7 +176,7 @@ class OpInfoSuite final : public Suite {
     w.begin_object();
     w.field("request", "check");
     w.field("suite", "opinfo");
-    write_setup(w, ctx);
+    write_process_setup(w, ctx);
     w.key("rows").begin_array();
     for (const Row* row : rows) write_row(w, *row);
     w.end_array();
@@ -143,6 +201,17 @@ class OpInfoSuite final : public Suite {
   }
 
   std::vector<CaseResult> run(const Row& row, const RunContext& ctx) const override {
+    std::vector<CaseResult> results = run_in_workers(row, ctx);
+    for (CaseResult& c : results) {
+      if (c.status == Status::Skip) continue;  // unrun (absent device, a skip expectation, no golden)
+      const parity::Expectation* e = expectation_for(row, ctx, c.id);
+      if (e && e->status == parity::ExpectedStatus::XFail) apply_xfail(*e, c);
+    }
+    return results;
+  }
+
+ private:
+  std::vector<CaseResult> run_in_workers(const Row& row, const RunContext& ctx) const {
     const double case_timeout_s = row.number_or("case_timeout", kDefaultCaseTimeoutS);
     std::vector<CaseResult> results;
     long start = 0, planned = -1;

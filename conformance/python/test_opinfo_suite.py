@@ -42,17 +42,6 @@ def test_a_clean_op_passes_on_sim_against_the_cpu_forward_and_backward(cli, tmp_
     assert "t.add/add/mps/float32/backward" in junit.read_text()
 
 
-def test_a_segfaulting_op_is_its_cases_crash_and_the_row_goes_on(cli, tmp_path, built_library):
-    faults = built_library("crossdev_test_opinfo_faults")  # aten::tan on sim raises SIGSEGV
-    matrix = write_matrix(tmp_path, ROW.format(id="tan", opinfo="tan*", dtypes="float32", checks="forward"))
-    proc, cases, _ = run(cli, tmp_path, matrix, "--load-library", faults)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    crash = cases["t.tan/tan/mps/float32/forward"]
-    assert crash["status"] == "crash" and "signal 11" in crash["message"], crash
-    assert crash["row_id"] == "t.tan" and crash["file"].endswith("opinfo_t.yaml")
-    assert cases["t.tan/tanh/mps/float32/forward"]["status"] == "pass", "the next op ran in a new worker"
-
-
 def test_an_absent_device_kind_is_not_run_with_the_reason(cli, tmp_path):
     matrix = write_matrix(tmp_path, ROW.format(id="x", opinfo="sin", dtypes="float32", checks="forward")
                           .replace("[mps]", "[xpu]"))
@@ -114,6 +103,7 @@ def faulty_sim_run(cli, tmp_path_factory, built_library):
         ROW.format(id="v", opinfo="tanh", dtypes="float32", checks="forward").replace(
             "max_samples: 3", "max_samples: 3, variants: [function, inplace, out]"),
         ROW.format(id="x", opinfo="tan", dtypes="float32", checks="forward"),
+        ROW.format(id="tan", opinfo="tan*", dtypes="float32", checks="forward"),
     ]))
     (tmp_path / "expectations" / "opinfo").mkdir(parents=True)
     (tmp_path / "expectations" / "opinfo" / "mps.yaml").write_text(textwrap.dedent("""\
@@ -124,6 +114,14 @@ def faulty_sim_run(cli, tmp_path_factory, built_library):
           - {match: "t.v/*", status: xfail, reason: "on real mps only", execution: real}
         """))
     return run(cli, tmp_path, matrix, "--load-library", faults)
+
+
+def test_a_segfaulting_op_is_its_cases_crash_and_the_row_goes_on(faulty_sim_run):
+    proc, cases, _ = faulty_sim_run  # aten::tan on sim raises SIGSEGV
+    crash = cases["t.tan/tan/mps/float32/forward"]
+    assert crash["status"] == "crash" and "signal 11" in crash["message"], crash
+    assert crash["row_id"] == "t.tan" and crash["file"].endswith("opinfo_t.yaml")
+    assert cases["t.tan/tanh/mps/float32/forward"]["status"] == "pass", "the next op ran in a new worker"
 
 
 def test_inplace_and_out_variants_run_their_own_kernels_as_separate_cases(faulty_sim_run):
@@ -139,7 +137,7 @@ def test_inplace_and_out_variants_run_their_own_kernels_as_separate_cases(faulty
 
 def test_expectations_turn_a_failure_into_xfail_a_pass_into_xpass_and_skip_unrun(faulty_sim_run):
     proc, cases, _ = faulty_sim_run
-    assert proc.returncode == 1, "the unexpected pass gates"
+    assert proc.returncode == 1, "the unexpected pass (and the crash) gate"
     inplace = cases["t.v/tanh/mps/float32/forward/inplace"]
     assert inplace["status"] == "xfail" and "tanh_ is off" in inplace["message"], inplace
     assert inplace["details"]["expected_class"] == "numerics"

@@ -157,3 +157,52 @@ def test_a_bad_expectations_file_is_exit_2_naming_file_line(cli, tmp_path):
     proc, cases, _ = run(cli, tmp_path, matrix)
     assert proc.returncode == 2 and f"{bad}:2:" in proc.stderr and "class 'slow'" in proc.stderr, proc.stderr
     assert not cases
+
+
+def test_expectations_accept_refuses_under_ci(faulty_sim_run, cli):
+    _, _, junit = faulty_sim_run
+    file = junit.parent / "expectations" / "opinfo" / "mps.yaml"
+    before = file.read_text()
+    proc = cli("expectations", "accept", junit.parent / "b.json", env={"CI": "true"})
+    assert proc.returncode == 2 and "refused under CI=true" in proc.stderr, proc.stderr
+    assert file.read_text() == before
+
+
+def test_expectations_accept_adds_new_failures_removes_passes_and_keeps_hand_written_entries(faulty_sim_run, cli):
+    import yaml
+    _, _, junit = faulty_sim_run
+    proc = cli("expectations", "accept", junit.parent / "b.json", env={"CI": ""})
+    assert proc.returncode == 0, proc.stderr
+    file = junit.parent / "expectations" / "opinfo" / "mps.yaml"
+    entries = yaml.safe_load(file.read_text())["expectations"]
+    assert [e["match"] for e in entries] == [
+        "t.v/tanh/mps/float32/forward/inplace",  # still fails: kept as written
+        "t.x/tan/*",                             # skip: never run, kept
+        "t.v/*",                                 # for real mps only: kept
+        "t.tan/tan/mps/float32/forward",         # the new crash
+    ], file.read_text()  # and "t.v/tanh/mps/float32/forward", which passes now, is gone
+    assert entries[0] == {"match": "t.v/tanh/mps/float32/forward/inplace", "status": "xfail", "reason": "tanh_ is off",
+                          "class": "numerics"}
+    assert entries[3]["status"] == "xfail" and entries[3]["class"] == "crash"
+    assert entries[3]["execution"] == "simulated" and "signal 11" in entries[3]["reason"]
+
+
+def test_expectations_accept_collapses_a_whole_op_or_dtype_of_one_class_to_a_glob():
+    from crossdev.expectations import _collapse, failure_class
+
+    def failure(dtype, check, cls):
+        return {"id": f"r/add/mps/{dtype}/{check}", "op_key": "r/add/mps", "dtype_key": f"r/add/mps/{dtype}",
+                "class": cls, "message": "m", "execution": "simulated"}
+    every = [failure("float16", "forward", "numerics"), failure("float16", "backward", "numerics"),
+             failure("bfloat16", "forward", "numerics")]
+    assert [m for m, *_ in _collapse(every, {"r/add/mps": 3, "r/add/mps/float16": 2})] == ["r/add/mps/*"]
+    assert [m for m, *_ in _collapse(every, {"r/add/mps": 4, "r/add/mps/float16": 2, "r/add/mps/bfloat16": 2})] == \
+        ["r/add/mps/float16/*", "r/add/mps/bfloat16/forward"], "float32 passed, and one bfloat16 case"
+    mixed = [failure("float16", "forward", "numerics"), failure("float16", "backward", "crash")]
+    assert [m for m, *_ in _collapse(mixed, {"r/add/mps": 2, "r/add/mps/float16": 2})] == \
+        ["r/add/mps/float16/forward", "r/add/mps/float16/backward"], "two classes: no glob"
+    assert failure_class({"status": "error", "message": "RuntimeError: \"tanh\" not implemented for 'Half'"}) == \
+        "dtype_unsupported"
+    assert failure_class({"status": "error", "message": "NotImplementedError: Could not run 'aten::x'"}) == "unimplemented"
+    assert failure_class({"status": "crash", "message": "signal 11"}) == "crash"
+    assert failure_class({"status": "fail", "message": "1 of 3 samples differ"}) == "numerics"

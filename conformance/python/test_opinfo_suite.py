@@ -206,3 +206,30 @@ def test_expectations_accept_collapses_a_whole_op_or_dtype_of_one_class_to_a_glo
     assert failure_class({"status": "error", "message": "NotImplementedError: Could not run 'aten::x'"}) == "unimplemented"
     assert failure_class({"status": "crash", "message": "signal 11"}) == "crash"
     assert failure_class({"status": "fail", "message": "1 of 3 samples differ"}) == "numerics"
+
+
+def test_shard_runs_only_its_share_of_the_ops(cli, tmp_path):
+    """crc32('sin') % 2 + 1 == 1, crc32('tan') % 2 + 1 == 2: shard 2/2 of [st][ia]n runs tan only (the
+    split itself: test_opinfo_worker.py)."""
+    matrix = write_matrix(tmp_path, ROW.format(id="s", opinfo="[st][ia]n", dtypes="float32", checks="forward"))
+    proc, cases, _ = run(cli, tmp_path, matrix, "--shard", "2/2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert list(cases) == ["t.s/tan/mps/float32/forward"]
+
+
+@pytest.mark.parametrize("spec", ["3/2", "0/2", "1/0", "2", "a/b", "1/2x"])
+def test_a_bad_shard_is_exit_2_naming_the_form(cli, tmp_path, spec):
+    matrix = write_matrix(tmp_path, ROW.format(id="s", opinfo="sin", dtypes="float32", checks="forward"))
+    proc, cases, _ = run(cli, tmp_path, matrix, "--shard", spec)
+    assert proc.returncode == 2 and f"--shard '{spec}': expected I/N with 1 <= I <= N" in proc.stderr, proc.stderr
+
+
+def test_rows_of_a_suite_that_does_not_shard_run_in_shard_1_only(cli, tmp_path, repo_root):
+    ids = {}
+    for spec in (None, "1/2", "2/2"):
+        bundle = tmp_path / f"{spec or 'all'}.json".replace("/", "of")
+        proc = cli("run", "--matrix", repo_root / "matrices" / "context.yaml", "--out", bundle,
+                   *(["--shard", spec] if spec else []))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        ids[spec] = [c["id"] for c in json.loads(bundle.read_text())["cases"]]
+    assert ids[None] and ids["1/2"] == ids[None] and ids["2/2"] == []

@@ -168,3 +168,16 @@ def test_a_row_that_selects_nothing_is_fatal_at_run_time_too():
     assert rc == 0, err
     assert lines[0].startswith("FATAL the glob 'nosuchop*' selects no OpInfo"), lines
     assert lines[1:] == ["DONE"], "no PLAN: never an empty, silently green row"
+
+
+def test_shards_split_the_ops_disjointly_and_together_plan_every_case(op_db):
+    from crossdev.opinfo.suite import plan
+    row = {"id": "t.row", "opinfo": "a*", "devices": ["cpu"], "dtypes": ["float32"], "checks": ["forward", "backward"]}
+    ids = lambda cases: [(c[1], c[4]) for c in cases]  # noqa: E731  (op full name, check)
+    whole = ids(plan(op_db, row))
+    shards = [ids(plan(op_db, row, (i, 3))) for i in (1, 2, 3)]
+    assert all(shards), "every shard of 3 has some of the a* ops"
+    assert sorted(sum(shards, [])) == sorted(whole), "together: every case, each once"
+    owner = {name: i for i, shard in enumerate(shards) for name, _ in shard}
+    assert all(owner[name] == i for i, shard in enumerate(shards) for name, _ in shard), "an op's cases stay together"
+    assert ids(plan(op_db, row, (2, 3))) == shards[1], "stable: the same split every time"

@@ -108,6 +108,9 @@ std::string row_request(const char* request, const Row& row, const RunContext& c
   for (const auto& name : row.str_list("devices")) w.field(name, provenance_name(ctx.host.provenance(*kind_from_name(name))));
   w.end_object();
   write_expectations(w, row, ctx);
+  w.key("shard").begin_array();
+  w.value(static_cast<long long>(ctx.shard_index)).value(static_cast<long long>(ctx.shard_count));
+  w.end_array();
   w.key("row");
   write_row(w, row);
   w.field("start", static_cast<long long>(start));
@@ -118,6 +121,7 @@ std::string row_request(const char* request, const Row& row, const RunContext& c
 class OpInfoSuite final : public Suite {
  public:
   const char* name() const override { return "opinfo"; }
+  bool shards_its_cases() const override { return true; }  // by a stable hash of the op's name (docs/opinfo.md)
 
   const SuiteSchema& schema() const override {
     static const SuiteSchema s{{"opinfo", "devices", "dtypes"}, {"exclude", "checks", "variants", "max_samples", "case_timeout"}};

@@ -4,6 +4,7 @@ in a fixed order (the engine resumes after a crash by index)."""
 from __future__ import annotations
 
 import time
+import zlib
 
 from . import expectations, open_contract, samples, selection
 from .tolerances import tolerance_for
@@ -48,9 +49,18 @@ def case_id(row, name, kind, dtype_name, check, variant="function") -> str:
     return f"{row['id']}/{name}/{kind}/{dtype_name}/{check}{suffix}"
 
 
-def plan(op_db, row) -> list:
+def in_shard(name: str, shard) -> bool:
+    """`crossdev run --shard I/N` ([I, N], 1-based): the op goes to shard crc32(name) % N + 1, a hash
+    that is the same in every process and on every host, so the N shards split the ops disjointly
+    and together run every case of an unsharded run, each op's cases in one shard."""
+    index, count = shard
+    return count <= 1 or zlib.crc32(name.encode()) % count == index - 1
+
+
+def plan(op_db, row, shard=(1, 1)) -> list:
     """[(op, full name, device kind, dtype name, check, variant)] in the order the cases run."""
-    ops = selection.select(op_db, row["opinfo"], row.get("exclude", []))
+    ops = [op for op in selection.select(op_db, row["opinfo"], row.get("exclude", []))
+           if in_shard(selection.full_name(op), shard)]
     return [(op, selection.full_name(op), kind, dtype, check, variant)
             for op in ops for kind in row["devices"] for dtype in row["dtypes"]
             for variant in row.get("variants", ["function"]) for check in row.get("checks", ["forward"])]
@@ -149,7 +159,7 @@ def _cases_or_fatal(request, out):
     if problem:  # never an empty, silently green row (the engine checks first, but not every front end does)
         out.fatal(problem)
         return None
-    return plan(op_db, request["row"])
+    return plan(op_db, request["row"], request.get("shard", (1, 1)))
 
 
 def plan_cases(request, out) -> None:

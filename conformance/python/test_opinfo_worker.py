@@ -74,9 +74,15 @@ def _cases(lines):
 
 
 def test_variants_are_separate_cases_and_a_missing_form_is_skipped_with_the_reason():
-    """sort has an out= form (a (values, indices) tuple) but no in-place one; out= has no autograd."""
-    rc, lines, err = worker(run_request(opinfo="sort", variants=["function", "inplace", "out"],
-                                        checks=["forward", "backward"]))
+    """sort has an out= form (a (values, indices) tuple) but no in-place one; out= has no autograd.
+    The same request carries expectations: a skip entry keeps its case from running, and the first
+    matching entry wins (the function's backward matches an xfail entry first, so it runs)."""
+    expectations = {"cpu": [
+        {"match": "t.row/sort/cpu/*/backward", "status": "xfail", "reason": "r1", "where": "f:1"},
+        {"match": "t.row/sort/cpu/*/backward/inplace", "status": "skip", "reason": "hangs", "where": "f:2"},
+        {"match": "t.row/sort/cpu/float32/backward", "status": "skip", "reason": "never first", "where": "f:3"}]}
+    rc, lines, err = worker(dict(run_request(opinfo="sort", variants=["function", "inplace", "out"],
+                                             checks=["forward", "backward"]), expectations=expectations))
     assert rc == 0, err
     cases = _cases(lines)
     assert list(cases) == ["t.row/sort/cpu/float32/forward", "t.row/sort/cpu/float32/backward",
@@ -85,17 +91,8 @@ def test_variants_are_separate_cases_and_a_missing_form_is_skipped_with_the_reas
     passed, skipped = "0", "4"  # status codes
     assert [c["status"] for c in cases.values()] == [passed, passed, skipped, skipped, passed, skipped], cases
     assert "no in-place variant" in cases["t.row/sort/cpu/float32/forward/inplace"]["message"]
+    assert cases["t.row/sort/cpu/float32/backward/inplace"]["message"] == "expected skip (hangs, f:2)"
     assert "do not support autograd" in cases["t.row/sort/cpu/float32/backward/out"]["message"]
-
-
-def test_a_skip_expectation_keeps_the_case_from_running_and_the_first_match_wins():
-    expectations = {"cpu": [{"match": "t.row/sin/cpu/*/backward", "status": "xfail", "reason": "r1", "where": "f:1"},
-                            {"match": "t.row/sin/cpu/float32/*", "status": "skip", "reason": "hangs", "where": "f:2"}]}
-    rc, lines, err = worker(dict(run_request(checks=["forward", "backward"]), expectations=expectations))
-    assert rc == 0, err
-    cases = _cases(lines)
-    assert cases["t.row/sin/cpu/float32/forward"] == {"status": "4", "message": "expected skip (hangs, f:2)"}
-    assert cases["t.row/sin/cpu/float32/backward"]["status"] == "0", "its first match is xfail: it runs"
 
 
 def test_the_workers_glob_is_the_engines():

@@ -10,16 +10,6 @@
 
 namespace crossdev::conformance {
 
-void write_worker_setup(json::Writer& w, const RunContext& ctx) {
-  w.key("libraries").begin_array();
-  for (const auto& lib : ctx.libraries) w.value(lib);
-  w.end_array();
-  w.key("simulated_kinds").begin_array();
-  for (DeviceKind kind : kAllDeviceKinds)
-    if (ctx.host.provenance(kind) == Provenance::Simulated) w.value(kind_name(kind));
-  w.end_array();
-}
-
 void write_worker_kinds(json::Writer& w, const Row& row, const RunContext& ctx) {
   w.key("kinds").begin_object();
   for (const auto& name : row.str_list("devices")) w.field(name, provenance_name(ctx.host.provenance(*kind_from_name(name))));

@@ -1,7 +1,7 @@
 #pragma once
-// The engine's side of the rows of a suite defined in Python (the models suite; the opinfo suite's
-// loops are the same and can move here): plan, check and run a row through a PythonWorker
-// (runner/python_worker.h) and turn its records into planned cases, bad-input errors and cases.
+// The engine's side of the rows of a suite defined in Python (opinfo, models): plan, check and run a
+// row through a PythonWorker (runner/python_worker.h; every request starts with its
+// write_process_setup) and turn its records into planned cases, bad-input errors and cases.
 //
 //   - run: one case per CASE record; when the worker dies (a segfaulting kernel) or a case exceeds
 //     `case_timeout_s`, the case of the last START is a `crash` and a new worker resumes at the
@@ -11,14 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "runner/python_worker.h"
 #include "runner/suite.h"
 #include "util/json.h"
 
 namespace crossdev::conformance {
-
-// The request fields every worker request carries: "libraries" (--load-library) and
-// "simulated_kinds" (kinds this host simulates: the worker registers sim first).
-void write_worker_setup(json::Writer& w, const RunContext& ctx);
 
 // The row's "kinds" field: each device kind of the row's `devices` -> real | simulated | absent.
 void write_worker_kinds(json::Writer& w, const Row& row, const RunContext& ctx);

@@ -36,7 +36,7 @@ std::string request(const char* kind, const Row& row, const RunContext& ctx, lon
   w.begin_object();
   w.field("request", kind);
   w.field("suite", "models");
-  write_worker_setup(w, ctx);
+  write_process_setup(w, ctx);
   write_worker_kinds(w, row, ctx);
   w.key("row");
   write_row(w, row);
@@ -79,7 +79,7 @@ class ModelsSuite final : public Suite {
     w.begin_object();
     w.field("request", "check");
     w.field("suite", "models");
-    write_worker_setup(w, ctx);
+    write_process_setup(w, ctx);
     w.key("rows").begin_array();
     for (const Row* row : rows) write_row(w, *row);
     w.end_array();

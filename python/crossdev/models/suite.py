@@ -6,16 +6,12 @@ from __future__ import annotations
 import time
 
 from .compare import CHECKS, DEFAULT_CHECKS, DEFAULT_STEPS, DTYPES, compare_on
+from crossdev.worker_devices import device_for
+
 from .factory import TRAIN_CONTRACT, FactoryError, build
 
 
-def _setup(request) -> None:
-    from crossdev.opinfo.suite import _setup as setup_worker  # sim registered, --load-library loaded
-    setup_worker(request)
-
-
 def check(request, out) -> None:
-    _setup(request)
     for i, row in enumerate(request["rows"]):
         for key, valid in (("dtypes", DTYPES), ("checks", CHECKS)):
             for value in row.get(key, []):
@@ -70,10 +66,7 @@ def _case(result, case) -> dict:
 def run(request, out) -> None:
     import torch
 
-    from crossdev.opinfo.suite import _device_for
-
     from .compare import _Golden, _dtype
-    _setup(request)
     row = request["row"]
     cases = plan(row)
     out.plan(len(cases))
@@ -86,7 +79,7 @@ def run(request, out) -> None:
         case = {"id": case_id(row, kind, dtype_name), "status": "error", "execution": "not_run", "metrics": {},
                 "details": {"model": row["model"], "device_kind": kind, "dtype": dtype_name}}
         try:
-            device, execution = _device_for(kind, request.get("kinds", {}).get(kind, "absent"))
+            device, execution = device_for(kind, request.get("kinds", {}).get(kind, "absent"))
             if device is None:
                 case.update(status="skip", message=execution)
             else:

@@ -3,7 +3,7 @@
 #   make test     set up, build, install, run every GoogleTest (CTest) and pytest suite
 #   make test-stress   make test with a CPU hog on every core (ci/stress.sh)
 # Other targets are the steps they are made of. `make install` puts the wheel built from $(BUILD) into
-# the venv $(VENV) (--system-site-packages: it sees the machine's torch), where pytest and the
+# the venv $(VENV) (ci/make_venv.py: it sees the packages, torch included, of $(PYTHON), a venv's too), where pytest and the
 # report run: the project's tests run against the installed package, as a user's would.
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -45,7 +45,7 @@ build: configure
 
 # The wheel, as `pip install --no-build-isolation .` builds it, installed into $(VENV).
 install: build
-	@[[ -x $(VENV_PY) ]] || $(PYTHON) -m venv --system-site-packages $(VENV)
+	@[[ -x $(VENV_PY) ]] || $(PYTHON) ci/make_venv.py $(VENV)
 	@start=$$(date +%s); CMAKE_ARGS="$(CMAKE_ARGS)" $(VENV_PY) -m pip install -q --disable-pip-version-check --no-build-isolation \
 	  --no-deps --force-reinstall $(PIP_BUILD) . && echo "install: crossdev into $(VENV) in $$(( $$(date +%s) - start ))s"
 

@@ -13,14 +13,24 @@ OUT="${GPU_WORK:-/tmp/crossdev-gpu}"; mkdir -p "$OUT"; export GPU_WORK="$OUT"
 BUILD="${BUILD:-build-cuda}"
 JOBS="${JOBS:-$(nproc)}"
 export CROSSDEV_SKIP_SETUP=1 OMP_NUM_THREADS="${OMP_NUM_THREADS:-8}"
+# Carried in .gpu-deps/ (ignored by git; name it in the device tool's `carry`), filled on the CPU machine with
+#   (cd .gpu-deps/debs && apt-get download libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian \
+#      libyaml-cpp-dev libyaml-cpp0.7 libyaml-dev libyaml-0-2)
+#   python3 -m pip download --no-deps --only-binary=:all: -d .gpu-deps/wheels expecttest==0.3.0 html5lib==1.1 webencodings==0.6.1
+# The .debs (Debian bookworm builds; they ran on the Ubuntu 24.04 image) are unpacked into /opt/deps, never into /.
 [[ -d .gpu-deps/wheels ]] && python3 -m pip install -q --no-index --no-deps .gpu-deps/wheels/*.whl >/dev/null 2>&1
+if compgen -G ".gpu-deps/debs/*.deb" > /dev/null; then
+  mkdir -p /opt/deps && for deb in .gpu-deps/debs/*.deb; do dpkg -x "$deb" /opt/deps; done
+  export CMAKE_PREFIX_PATH="/opt/deps/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+  export LD_LIBRARY_PATH="/opt/deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 
 run_build() {
   local tp; tp=$(python3 -c "import torch;print(torch.utils.cmake_prefix_path)")
   { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
     python3 -c "import torch;print('torch', torch.__version__, 'cuda', torch.version.cuda)"; } > "$OUT/machine.txt" 2>&1
   ( time cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCROSSDEV_PYTHON_EXECUTABLE=python3 \
-      -DCMAKE_PREFIX_PATH="$tp" -DCROSSDEV_ENABLE_CUDA=ON ${CMAKE_ARGS:-} ) > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; return 2; }
+      -DCMAKE_PREFIX_PATH="$tp${CMAKE_PREFIX_PATH:+;${CMAKE_PREFIX_PATH//:/;}}" -DCROSSDEV_ENABLE_CUDA=ON ${CMAKE_ARGS:-} ) > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; return 2; }
   ( time cmake --build "$BUILD" -j "$JOBS" ) > "$OUT/build.log" 2>&1
   local rc=$?
   grep -E "error|FAILED" "$OUT/build.log" | head -40; tail -4 "$OUT/build.log"
@@ -39,7 +49,7 @@ run_ctest() {
   return $rc
 }
 run_pytest() {
-  ( time PYTHONPATH="$PWD/$BUILD/python" CROSSDEV_BUILD_DIR="$PWD/$BUILD" python3 -m pytest conformance -q -p no:cacheprovider -n 8 2>/dev/null \
+  ( time PYTHONPATH="$PWD/$BUILD/python" CROSSDEV_BUILD_DIR="$PWD/$BUILD" python3 -m pytest conformance -q -p no:cacheprovider -n 14 --dist load 2>/dev/null \
       || PYTHONPATH="$PWD/$BUILD/python" CROSSDEV_BUILD_DIR="$PWD/$BUILD" python3 -m pytest conformance -q -p no:cacheprovider ) > "$OUT/pytest.log" 2>&1
   local rc=$?
   grep -E "passed|failed|FAILED|ERROR" "$OUT/pytest.log" | tail -30

@@ -104,6 +104,8 @@ int cmd_run(const std::vector<std::string>& argv) {
       {"--out", "FILE", "write the result bundle (JSON) here"},
       {"--junit", "FILE", "write JUnit XML here"},
       {"--filter", "GLOB", "run only cases whose row id matches GLOB"},
+      {"--shard", "I/N", "run shard I of N (1 <= I <= N): opinfo rows keep the ops whose name hashes to shard I; "
+                         "rows of other suites run in shard 1 only (docs/opinfo.md)"},
       {"--bench-json", "FILE", "embed this Google Benchmark JSON in the bundle"},
       {"--device-log", "FILE", "embed this device-operation log summary (JSON) in the bundle"},
       {"--load-library", "PATHS", "load these shared libraries first (repeatable; each ':'-separated), e.g. a C++ "
@@ -134,7 +136,8 @@ int cmd_run(const std::vector<std::string>& argv) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  if (!prepared.note.empty()) std::cerr << "crossdev run: " << prepared.note << "\n";
+  // Said once, by the parent: its isolation workers prepare the same host and would repeat it.
+  if (!prepared.note.empty() && !args.has("--worker")) std::cerr << "crossdev run: " << prepared.note << "\n";
   RunContext& ctx = prepared.ctx;
   // Before the matrices load: candidate rows name ops these libraries register.
   std::vector<std::string> libraries;
@@ -154,6 +157,19 @@ int cmd_run(const std::vector<std::string>& argv) {
     ctx.libraries = libraries;
   } catch (const LoadLibraryError& e) {
     throw UsageError(std::string("--load-library: ") + e.what());
+  }
+
+  if (args.has("--shard")) {
+    const std::string spec = args.get("--shard");
+    const std::size_t slash = spec.find('/');
+    char* end_i = nullptr;
+    char* end_n = nullptr;
+    const long i = slash == std::string::npos ? 0 : std::strtol(spec.c_str(), &end_i, 10);
+    const long n = slash == std::string::npos ? 0 : std::strtol(spec.c_str() + slash + 1, &end_n, 10);
+    if (slash == std::string::npos || end_i != spec.c_str() + slash || *end_n != '\0' || n < 1 || n > 100000 || i < 1 || i > n)
+      throw UsageError("--shard '" + spec + "': expected I/N with 1 <= I <= N <= 100000 (e.g. 1/4)");
+    ctx.shard_index = static_cast<int>(i);
+    ctx.shard_count = static_cast<int>(n);
   }
 
   if (args.has("--worker")) bind_worker_to_parent();
@@ -185,6 +201,10 @@ int cmd_run(const std::vector<std::string>& argv) {
   }
   std::size_t selected_rows = 0;
   for (const auto& file : selected) selected_rows += file.rows.size();
+  if (selected_rows > 0 && ctx.shard_index != 1) {  // a suite that does not shard its cases runs in shard 1
+    for (auto& file : selected)
+      if (!find_suite(file.suite)->shards_its_cases()) file.rows.clear();
+  }
   if (selected_rows == 0) {
     throw UsageError(args.has("--filter") ? "nothing selected: --filter '" + args.get("--filter") + "' matches no row id in '" +
                                                 matrix_path + "'"
@@ -234,9 +254,10 @@ int cmd_run(const std::vector<std::string>& argv) {
       iso.extra_args.push_back("--load-library");
       iso.extra_args.push_back(library);
     }
-    if (args.has("--filter")) {
-      iso.extra_args.push_back("--filter");
-      iso.extra_args.push_back(args.get("--filter"));
+    for (const char* option : {"--filter", "--shard"}) {
+      if (!args.has(option)) continue;
+      iso.extra_args.push_back(option);
+      iso.extra_args.push_back(args.get(option));
     }
     iso.row_timeout_s = row_timeout_s;
     if (args.has("--max-matrix-bytes")) {

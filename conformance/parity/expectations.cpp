@@ -39,6 +39,11 @@ Expectation parse_entry(const std::string& path, const YAML::Node& node) {
       if (value != "real" && value != "simulated")
         throw YamlError({path, key_line}, "execution '" + value + "': expected real or simulated");
       e.execution = value;
+    } else if (key == "class") {
+      bool known = false;
+      for (const char* name : kFailureClasses) known = known || value == name;
+      if (!known) throw YamlError({path, key_line}, "class '" + value + "': expected one of " + failure_class_list());
+      e.failure_class = value;
     } else if (key == "status") {
       bool known = false;
       for (const auto& row : kStatusNames) {
@@ -49,7 +54,7 @@ Expectation parse_entry(const std::string& path, const YAML::Node& node) {
       }
       if (!known) throw YamlError({path, key_line}, "status '" + value + "': expected xfail or skip");
     } else {
-      throw YamlError({path, key_line}, "unknown key '" + key + "'; expected match, status, reason, execution");
+      throw YamlError({path, key_line}, "unknown key '" + key + "'; expected match, status, reason, execution, class");
     }
   }
   for (const char* key : {"match", "status", "reason"})
@@ -58,6 +63,12 @@ Expectation parse_entry(const std::string& path, const YAML::Node& node) {
 }
 
 }  // namespace
+
+std::string failure_class_list() {
+  std::string out;
+  for (const char* name : kFailureClasses) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
+}
 
 const char* expected_status_name(ExpectedStatus s) noexcept {
   for (const auto& row : kStatusNames)

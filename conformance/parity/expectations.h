@@ -6,6 +6,7 @@
 //     - match: "ops.rms_norm/cpu/float16/*/fallback"      # glob over case ids
 //       status: xfail                                      # xfail | skip
 //       reason: "fallback accumulates in float16"          # required, shown in reports
+//       class: numerics                                    # optional: what kind of failure (kFailureClasses)
 //
 // The first entry whose glob matches a case id applies. An entry that matches no case of the
 // matrix is stale (the case it was written for was renamed or removed) and is warned about.
@@ -19,6 +20,11 @@
 namespace crossdev::parity {
 
 enum class ExpectedStatus { XFail, Skip };
+
+// What kind of failure an entry expects (its optional `class` key; the opinfo suite's
+// `crossdev expectations accept` writes one for every entry, docs/opinfo.md).
+inline constexpr const char* kFailureClasses[] = {"unimplemented", "dtype_unsupported", "numerics", "crash"};
+std::string failure_class_list();  // "unimplemented, dtype_unsupported, numerics, crash"
 const char* expected_status_name(ExpectedStatus s) noexcept;
 
 struct Expectation {
@@ -28,6 +34,7 @@ struct Expectation {
   // "real" or "simulated": the entry applies only to cases executed that way ("" = both). A
   // difference of the sim backend must not expect a failure of the real device, and vice versa.
   std::string execution;
+  std::string failure_class;  // "" or one of kFailureClasses
   std::string file;
   int line = 0;
   std::string where() const { return file + ":" + std::to_string(line); }

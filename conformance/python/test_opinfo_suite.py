@@ -42,17 +42,6 @@ def test_a_clean_op_passes_on_sim_against_the_cpu_forward_and_backward(cli, tmp_
     assert "t.add/add/mps/float32/backward" in junit.read_text()
 
 
-def test_a_segfaulting_op_is_its_cases_crash_and_the_row_goes_on(cli, tmp_path, built_library):
-    faults = built_library("crossdev_test_opinfo_faults")  # aten::tan on sim raises SIGSEGV
-    matrix = write_matrix(tmp_path, ROW.format(id="tan", opinfo="tan*", dtypes="float32", checks="forward"))
-    proc, cases, _ = run(cli, tmp_path, matrix, "--load-library", faults)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    crash = cases["t.tan/tan/mps/float32/forward"]
-    assert crash["status"] == "crash" and "signal 11" in crash["message"], crash
-    assert crash["row_id"] == "t.tan" and crash["file"].endswith("opinfo_t.yaml")
-    assert cases["t.tan/tanh/mps/float32/forward"]["status"] == "pass", "the next op ran in a new worker"
-
-
 def test_an_absent_device_kind_is_not_run_with_the_reason(cli, tmp_path):
     matrix = write_matrix(tmp_path, ROW.format(id="x", opinfo="sin", dtypes="float32", checks="forward")
                           .replace("[mps]", "[xpu]"))
@@ -87,11 +76,166 @@ def test_an_unknown_device_kind_is_bad_input_at_load(cli, tmp_path):
     assert proc.returncode == 2 and f"{matrix}:3:" in proc.stderr and "unknown device kind 'gpu9'" in proc.stderr
 
 
-def test_the_pytest_plugin_collects_one_item_per_case_and_runs_them(tmp_path):
+def test_the_pytest_plugin_collects_one_item_per_case_and_loads_its_libraries_into_the_worker(tmp_path, built_library):
+    """One item per case; --crossdev-load-library reaches the Python worker, as `crossdev run
+    --load-library` does: the library's tan kernel for sim is the one judged (it segfaults: a crash),
+    and tanh, on the sim backend's own kernel, passes. The opinfo expectations become markers: tan's
+    xfail entry is a strict xfail item (it would be XPASS(strict), a failure, if tan ran sim's kernel)."""
     from plugin_runner import run_pytest
+    faults = built_library("crossdev_test_opinfo_faults")
     matrix = write_matrix(tmp_path, ROW.format(id="tan", opinfo="tan*", dtypes="float32", checks="forward"))
-    proc = run_pytest(str(matrix), "--crossdev-simulate", "mps", "-q", "-rA", cwd=tmp_path)
+    (tmp_path / "expectations" / "opinfo").mkdir(parents=True)
+    (tmp_path / "expectations" / "opinfo" / "mps.yaml").write_text(
+        'expectations:\n  - {match: "t.tan/tan/*", status: xfail, reason: "tan segfaults on sim", class: crash}\n')
+    bundle = tmp_path / "bundle.json"
+    proc = run_pytest(str(matrix), "--crossdev-simulate", "mps", "--crossdev-load-library", str(faults), "-q", "-rA",
+                      "--crossdev-bundle", str(bundle), cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "opinfo_t.yaml::t.tan/tan/mps/float32/forward" in proc.stdout
-    assert "opinfo_t.yaml::t.tan/tanh/mps/float32/forward" in proc.stdout
-    assert "2 passed" in proc.stdout and "did not announce" not in proc.stdout + proc.stderr
+    assert "XFAIL opinfo_t.yaml::t.tan/tan/mps/float32/forward" in proc.stdout, proc.stdout
+    tan = {c["id"]: c for c in json.loads(bundle.read_text())["cases"]}["t.tan/tan/mps/float32/forward"]
+    assert tan["status"] == "xfail" and "signal 11" in tan["message"], tan
+    assert "PASSED [simulated] opinfo_t.yaml::t.tan/tanh/mps/float32/forward" in proc.stdout, proc.stdout
+    assert "1 passed, 1 xfailed" in proc.stdout and "did not announce" not in proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="module")
+def faulty_sim_run(cli, tmp_path_factory, built_library):
+    """One engine run for the variant and expectation tests (each run imports op_db twice): the faults
+    library on sim (tan segfaults; tanh_ off by 1/256, functional tanh and tanh.out right), with
+    expectations/opinfo/mps.yaml next to the matrix."""
+    tmp_path = tmp_path_factory.mktemp("faulty_sim")
+    faults = built_library("crossdev_test_opinfo_faults")
+    matrix = write_matrix(tmp_path, "\n".join([
+        ROW.format(id="v", opinfo="tanh", dtypes="float32", checks="forward").replace(
+            "max_samples: 3", "max_samples: 3, variants: [function, inplace, out]"),
+        ROW.format(id="x", opinfo="tan", dtypes="float32", checks="forward"),
+        ROW.format(id="tan", opinfo="tan*", dtypes="float32", checks="forward"),
+    ]))
+    (tmp_path / "expectations" / "opinfo").mkdir(parents=True)
+    (tmp_path / "expectations" / "opinfo" / "mps.yaml").write_text(textwrap.dedent("""\
+        expectations:
+          - {match: "t.v/tanh/mps/float32/forward/inplace", status: xfail, reason: "tanh_ is off", class: numerics}
+          - {match: "t.v/tanh/mps/float32/forward", status: xfail, reason: "fixed since", class: numerics}
+          - {match: "t.x/tan/*", status: skip, reason: "segfaults on sim", class: crash}
+          - {match: "t.v/*", status: xfail, reason: "on real mps only", execution: real}
+        """))
+    return run(cli, tmp_path, matrix, "--load-library", faults)
+
+
+def test_a_segfaulting_op_is_its_cases_crash_and_the_row_goes_on(faulty_sim_run):
+    proc, cases, _ = faulty_sim_run  # aten::tan on sim raises SIGSEGV
+    crash = cases["t.tan/tan/mps/float32/forward"]
+    assert crash["status"] == "crash" and "signal 11" in crash["message"], crash
+    assert crash["row_id"] == "t.tan" and crash["file"].endswith("opinfo_t.yaml")
+    assert cases["t.tan/tanh/mps/float32/forward"]["status"] == "pass", "the next op ran in a new worker"
+
+
+def test_inplace_and_out_variants_run_their_own_kernels_as_separate_cases(faulty_sim_run):
+    proc, cases, _ = faulty_sim_run
+    inplace = cases["t.v/tanh/mps/float32/forward/inplace"]
+    assert inplace["details"]["variant"] == "inplace" and inplace["metrics"]["failing_samples"] >= 1, inplace
+    assert inplace["metrics"]["failing_samples"] == inplace["metrics"]["samples"], "every sample of tanh_ is off"
+    out = cases["t.v/tanh/mps/float32/forward/out"]
+    assert out["status"] == "pass" and out["details"]["variant"] == "out", out
+    function = cases["t.v/tanh/mps/float32/forward"]
+    assert out["metrics"]["samples"] == function["metrics"]["samples"] >= 1, "the same samples as the function"
+
+
+def test_expectations_turn_a_failure_into_xfail_a_pass_into_xpass_and_skip_unrun(faulty_sim_run):
+    proc, cases, _ = faulty_sim_run
+    assert proc.returncode == 1, "the unexpected pass (and the crash) gate"
+    inplace = cases["t.v/tanh/mps/float32/forward/inplace"]
+    assert inplace["status"] == "xfail" and "tanh_ is off" in inplace["message"], inplace
+    assert inplace["details"]["expected_class"] == "numerics"
+    function = cases["t.v/tanh/mps/float32/forward"]
+    assert function["status"] == "xpass" and "remove the expectation" in function["message"], function
+    tan = cases["t.x/tan/mps/float32/forward"]
+    assert tan["status"] == "skip" and tan["message"].startswith("expected skip (segfaults on sim, "), tan
+    assert "expectations/opinfo/mps.yaml:4" in tan["message"]
+    assert cases["t.v/tanh/mps/float32/forward/out"]["status"] == "pass", "an entry for real mps is not for sim"
+
+
+def test_a_bad_expectations_file_is_exit_2_naming_file_line(cli, tmp_path):
+    matrix = write_matrix(tmp_path, ROW.format(id="b", opinfo="sin", dtypes="float32", checks="forward"))
+    (tmp_path / "expectations" / "opinfo").mkdir(parents=True)
+    bad = tmp_path / "expectations" / "opinfo" / "mps.yaml"
+    bad.write_text("expectations:\n  - {match: '*', status: xfail, reason: r, class: slow}\n")
+    proc, cases, _ = run(cli, tmp_path, matrix)
+    assert proc.returncode == 2 and f"{bad}:2:" in proc.stderr and "class 'slow'" in proc.stderr, proc.stderr
+    assert not cases
+
+
+def test_expectations_accept_refuses_under_ci(faulty_sim_run, cli):
+    _, _, junit = faulty_sim_run
+    file = junit.parent / "expectations" / "opinfo" / "mps.yaml"
+    before = file.read_text()
+    proc = cli("expectations", "accept", junit.parent / "b.json", env={"CI": "true"})
+    assert proc.returncode == 2 and "refused under CI=true" in proc.stderr, proc.stderr
+    assert file.read_text() == before
+
+
+def test_expectations_accept_adds_new_failures_removes_passes_and_keeps_hand_written_entries(faulty_sim_run, cli):
+    import yaml
+    _, _, junit = faulty_sim_run
+    proc = cli("expectations", "accept", junit.parent / "b.json", env={"CI": ""})
+    assert proc.returncode == 0, proc.stderr
+    file = junit.parent / "expectations" / "opinfo" / "mps.yaml"
+    entries = yaml.safe_load(file.read_text())["expectations"]
+    assert [e["match"] for e in entries] == [
+        "t.v/tanh/mps/float32/forward/inplace",  # still fails: kept as written
+        "t.x/tan/*",                             # skip: never run, kept
+        "t.v/*",                                 # for real mps only: kept
+        "t.tan/tan/mps/float32/forward",         # the new crash
+    ], file.read_text()  # and "t.v/tanh/mps/float32/forward", which passes now, is gone
+    assert entries[0] == {"match": "t.v/tanh/mps/float32/forward/inplace", "status": "xfail", "reason": "tanh_ is off",
+                          "class": "numerics"}
+    assert entries[3]["status"] == "xfail" and entries[3]["class"] == "crash"
+    assert entries[3]["execution"] == "simulated" and "signal 11" in entries[3]["reason"]
+
+
+def test_expectations_accept_collapses_a_whole_op_or_dtype_of_one_class_to_a_glob():
+    from crossdev.expectations import _collapse, failure_class
+
+    def failure(dtype, check, cls):
+        return {"id": f"r/add/mps/{dtype}/{check}", "op_key": "r/add/mps", "dtype_key": f"r/add/mps/{dtype}",
+                "class": cls, "message": "m", "execution": "simulated"}
+    every = [failure("float16", "forward", "numerics"), failure("float16", "backward", "numerics"),
+             failure("bfloat16", "forward", "numerics")]
+    assert [m for m, *_ in _collapse(every, {"r/add/mps": 3, "r/add/mps/float16": 2})] == ["r/add/mps/*"]
+    assert [m for m, *_ in _collapse(every, {"r/add/mps": 4, "r/add/mps/float16": 2, "r/add/mps/bfloat16": 2})] == \
+        ["r/add/mps/float16/*", "r/add/mps/bfloat16/forward"], "float32 passed, and one bfloat16 case"
+    mixed = [failure("float16", "forward", "numerics"), failure("float16", "backward", "crash")]
+    assert [m for m, *_ in _collapse(mixed, {"r/add/mps": 2, "r/add/mps/float16": 2})] == \
+        ["r/add/mps/float16/forward", "r/add/mps/float16/backward"], "two classes: no glob"
+    assert failure_class({"status": "error", "message": "RuntimeError: \"tanh\" not implemented for 'Half'"}) == \
+        "dtype_unsupported"
+    assert failure_class({"status": "error", "message": "NotImplementedError: Could not run 'aten::x'"}) == "unimplemented"
+    assert failure_class({"status": "crash", "message": "signal 11"}) == "crash"
+    assert failure_class({"status": "fail", "message": "1 of 3 samples differ"}) == "numerics"
+
+
+def test_shard_runs_only_its_share_of_the_ops(cli, tmp_path):
+    """crc32('sin') % 2 + 1 == 1, crc32('tan') % 2 + 1 == 2: shard 2/2 of [st][ia]n runs tan only (the
+    split itself: test_opinfo_worker.py)."""
+    matrix = write_matrix(tmp_path, ROW.format(id="s", opinfo="[st][ia]n", dtypes="float32", checks="forward"))
+    proc, cases, _ = run(cli, tmp_path, matrix, "--shard", "2/2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert list(cases) == ["t.s/tan/mps/float32/forward"]
+
+
+@pytest.mark.parametrize("spec", ["3/2", "0/2", "1/0", "2", "a/b", "1/2x"])
+def test_a_bad_shard_is_exit_2_naming_the_form(cli, tmp_path, spec):
+    matrix = write_matrix(tmp_path, ROW.format(id="s", opinfo="sin", dtypes="float32", checks="forward"))
+    proc, cases, _ = run(cli, tmp_path, matrix, "--shard", spec)
+    assert proc.returncode == 2 and f"--shard '{spec}': expected I/N with 1 <= I <= N" in proc.stderr, proc.stderr
+
+
+def test_rows_of_a_suite_that_does_not_shard_run_in_shard_1_only(cli, tmp_path, repo_root):
+    ids = {}
+    for spec in (None, "1/2", "2/2"):
+        bundle = tmp_path / f"{spec or 'all'}.json".replace("/", "of")
+        proc = cli("run", "--matrix", repo_root / "matrices" / "context.yaml", "--out", bundle,
+                   *(["--shard", spec] if spec else []))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        ids[spec] = [c["id"] for c in json.loads(bundle.read_text())["cases"]]
+    assert ids[None] and ids["1/2"] == ids[None] and ids["2/2"] == []

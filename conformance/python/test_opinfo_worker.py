@@ -64,6 +64,45 @@ def test_run_streams_plan_start_case_done_in_the_engines_record_format():
     assert lines[-1] == "DONE" and len(lines) == 6
 
 
+def _cases(lines):
+    out = {}
+    for line in lines:
+        if line.startswith("CASE\t"):
+            fields = line.split("\t")
+            out[fields[1]] = {"status": fields[8], "message": fields[11]}
+    return out
+
+
+def test_variants_are_separate_cases_and_a_missing_form_is_skipped_with_the_reason():
+    """sort has an out= form (a (values, indices) tuple) but no in-place one; out= has no autograd.
+    The same request carries expectations: a skip entry keeps its case from running, and the first
+    matching entry wins (the function's backward matches an xfail entry first, so it runs)."""
+    expectations = {"cpu": [
+        {"match": "t.row/sort/cpu/*/backward", "status": "xfail", "reason": "r1", "where": "f:1"},
+        {"match": "t.row/sort/cpu/*/backward/inplace", "status": "skip", "reason": "hangs", "where": "f:2"},
+        {"match": "t.row/sort/cpu/float32/backward", "status": "skip", "reason": "never first", "where": "f:3"}]}
+    rc, lines, err = worker(dict(run_request(opinfo="sort", variants=["function", "inplace", "out"],
+                                             checks=["forward", "backward"]), expectations=expectations))
+    assert rc == 0, err
+    cases = _cases(lines)
+    assert list(cases) == ["t.row/sort/cpu/float32/forward", "t.row/sort/cpu/float32/backward",
+                           "t.row/sort/cpu/float32/forward/inplace", "t.row/sort/cpu/float32/backward/inplace",
+                           "t.row/sort/cpu/float32/forward/out", "t.row/sort/cpu/float32/backward/out"]
+    passed, skipped = "0", "4"  # status codes
+    assert [c["status"] for c in cases.values()] == [passed, passed, skipped, skipped, passed, skipped], cases
+    assert "no in-place variant" in cases["t.row/sort/cpu/float32/forward/inplace"]["message"]
+    assert cases["t.row/sort/cpu/float32/backward/inplace"]["message"] == "expected skip (hangs, f:2)"
+    assert "do not support autograd" in cases["t.row/sort/cpu/float32/backward/out"]["message"]
+
+
+def test_the_workers_glob_is_the_engines():
+    from crossdev.opinfo.expectations import glob_match
+    assert glob_match("a/*/c", "a/b/x/c"), "'*' crosses '/'"
+    assert glob_match("a?c", "abc") and not glob_match("a?c", "ac")
+    assert not glob_match("a[b]c", "abc") and glob_match("a[b]c", "a[b]c"), "no [...] classes"
+    assert not glob_match("a.c", "abc"), "'.' is literal"
+
+
 def test_run_resumes_at_the_start_index_after_a_crash():
     rc, lines, err = worker(run_request(start=1, checks=["forward", "backward"]))
     assert rc == 0, err
@@ -72,9 +111,20 @@ def test_run_resumes_at_the_start_index_after_a_crash():
     assert not any(line.startswith("START 0") for line in lines)
 
 
+def test_a_library_that_cannot_load_is_fatal_naming_it_before_the_suite_runs(tmp_path):
+    """The process setup every Python suite gets (crossdev.worker.prepare_process): --load-library's
+    paths are loaded before the suite; one that cannot load is FATAL naming it, never ignored."""
+    not_a_library = tmp_path / "libnot_a_library.so"
+    not_a_library.write_text("not an ELF file")
+    rc, lines, err = worker(dict(run_request(), libraries=[str(not_a_library)]))
+    assert rc == 0, err
+    assert lines[0].startswith(f"FATAL cannot load '{not_a_library}' (--load-library)"), lines
+    assert lines[1:] == [], "nothing of the suite ran"
+
+
 def test_an_unknown_suite_is_fatal_naming_the_suites():
     rc, lines, err = worker({"request": "run", "suite": "nosuch"})
-    assert lines == ["FATAL unknown Python suite 'nosuch'; expected one of opinfo"]
+    assert lines == ["FATAL unknown Python suite 'nosuch'; expected one of models, opinfo"]
 
 
 def test_a_request_that_is_not_json_is_fatal():
@@ -115,3 +165,16 @@ def test_a_row_that_selects_nothing_is_fatal_at_run_time_too():
     assert rc == 0, err
     assert lines[0].startswith("FATAL the glob 'nosuchop*' selects no OpInfo"), lines
     assert lines[1:] == ["DONE"], "no PLAN: never an empty, silently green row"
+
+
+def test_shards_split_the_ops_disjointly_and_together_plan_every_case(op_db):
+    from crossdev.opinfo.suite import plan
+    row = {"id": "t.row", "opinfo": "a*", "devices": ["cpu"], "dtypes": ["float32"], "checks": ["forward", "backward"]}
+    ids = lambda cases: [(c[1], c[4]) for c in cases]  # noqa: E731  (op full name, check)
+    whole = ids(plan(op_db, row))
+    shards = [ids(plan(op_db, row, (i, 3))) for i in (1, 2, 3)]
+    assert all(shards), "every shard of 3 has some of the a* ops"
+    assert sorted(sum(shards, [])) == sorted(whole), "together: every case, each once"
+    owner = {name: i for i, shard in enumerate(shards) for name, _ in shard}
+    assert all(owner[name] == i for i, shard in enumerate(shards) for name, _ in shard), "an op's cases stay together"
+    assert ids(plan(op_db, row, (2, 3))) == shards[1], "stable: the same split every time"

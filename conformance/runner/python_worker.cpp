@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "device/device_kind.h"
 #include "runner/interrupt.h"
 
 extern char** environ;
@@ -63,6 +64,16 @@ void write_all(int fd, const std::string& text) {
 }
 
 }  // namespace
+
+void write_process_setup(json::Writer& w, const RunContext& ctx) {
+  w.key("libraries").begin_array();
+  for (const auto& lib : ctx.libraries) w.value(lib);
+  w.end_array();
+  w.key("simulated_kinds").begin_array();
+  for (DeviceKind kind : kAllDeviceKinds)
+    if (ctx.host.provenance(kind) == Provenance::Simulated) w.value(kind_name(kind));
+  w.end_array();
+}
 
 std::string python_interpreter() {
   const char* python = std::getenv("CROSSDEV_PYTHON");

@@ -26,11 +26,13 @@ PreparedRun prepare_run(const std::string& simulate_spec) {
   if (accelerator.empty()) {
     sim::register_backend();  // now, before any row can start autograd
   } else {
-    run.note = "not simulating (" + simulate_spec + "): this host has a real " + accelerator +
-               ", and registering the sim backend would make PyTorch's autograd engine treat sim as the "
-               "accelerator and break backward on the real " +
-               accelerator + "; the simulated kinds are not run";
+    const std::string reason = "this host has a real " + accelerator +
+                               ", and registering the sim backend would make PyTorch's autograd engine treat sim "
+                               "as the accelerator and break backward on the real " +
+                               accelerator;
+    run.note = "not simulating (" + simulate_spec + "): " + reason + "; the simulated kinds are not run";
     run.ctx = RunContext{HostProfile::probe(), ""};
+    run.ctx.not_simulated_reason = reason;
   }
   return run;
 }

@@ -15,6 +15,9 @@ struct RunContext {
   HostProfile host;           // this host: the real probe, plus --simulate kinds where asked
   std::string simulate_spec;  // "" when nothing is simulated
   std::vector<std::string> libraries;  // --load-library paths, for suites that run a Python worker (opinfo)
+  // Why --simulate was not applied ("" when it was, or nothing was asked): a real accelerator (run_context.h).
+  std::string not_simulated_reason;
+  int shard_index = 1, shard_count = 1;  // --shard I/N: a suite that shards_its_cases() keeps its share
 };
 
 // A case a row will produce, known before running it: what the pytest plugin collects as an
@@ -45,6 +48,9 @@ class Suite {
   // torch's op_db whether a row's names exist). `crossdev run` calls it once per suite with the
   // selected rows; throws YamlError (exit 2). Default: nothing to check.
   virtual void check_rows(const std::vector<const Row*>& rows, const RunContext& ctx) const;
+  // Whether run() keeps only shard ctx.shard_index of ctx.shard_count of its cases (`crossdev run
+  // --shard I/N`); the rows of a suite that does not run in shard 1 only. Default: false.
+  virtual bool shards_its_cases() const { return false; }
 };
 
 const Suite* find_suite(const std::string& name);

@@ -7,15 +7,18 @@
 //     `case_timeout`, that case is a `crash` and a new worker resumes at the next case;
 //   - bad input (a glob that selects nothing, an OpInfo name torch lacks, an unknown dtype or
 //     check, op_db not importable) is found by check_rows() before anything runs: exit 2, file:line;
-//   - --load-library's libraries are loaded into the worker; simulated kinds run on `sim`.
-#include <cstdlib>
+//   - --load-library's libraries are loaded into the worker; simulated kinds run on `sim`;
+//   - expectations: <matrix folder>/expectations/opinfo/<kind>.yaml (parity/expectations.h): a
+//     `skip` entry is handed to the worker, which does not run the case; an `xfail` entry turns
+//     the case's failure, error or crash into xfail and its pass into xpass (case_expectations.h).
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "device/device_kind.h"
-#include "runner/case_codec.h"
-#include "runner/python_worker.h"
+#include "runner/python_rows.h"
 #include "runner/suite_table.h"
+#include "suites/case_expectations.h"
 #include "util/json.h"
 
 namespace crossdev::conformance {
@@ -24,11 +27,66 @@ namespace {
 constexpr double kDefaultCaseTimeoutS = 300;
 
 
+std::string expectations_path(const Row& row, const std::string& kind) {
+  return (std::filesystem::path(row.file()).parent_path() / "expectations" / "opinfo" / (kind + ".yaml")).string();
+}
+
+// "real" or "simulated" when the kind runs on this host, else "" (its cases are skipped unrun).
+std::string execution_of(const RunContext& ctx, const std::string& kind) {
+  const auto k = kind_from_name(kind);
+  if (!k) return "";
+  switch (ctx.host.provenance(*k)) {
+    case Provenance::Real: return "real";
+    case Provenance::Simulated: return "simulated";
+    default: return "";
+  }
+}
+
+// The device kind of a case id "<row>/<op>/<kind>/<dtype>/<check>[/<variant>]" ("" if not one).
+std::string kind_of_case(const Row& row, const std::string& id) {
+  const std::string prefix = row.id() + "/";
+  if (id.rfind(prefix, 0) != 0) return "";
+  const std::size_t op_end = id.find('/', prefix.size());
+  if (op_end == std::string::npos) return "";
+  const std::size_t kind_end = id.find('/', op_end + 1);
+  return id.substr(op_end + 1, kind_end == std::string::npos ? std::string::npos : kind_end - op_end - 1);
+}
+
+// The entry that applies to case `id` on this host, or nullptr.
+const parity::Expectation* expectation_for(const Row& row, const RunContext& ctx, const std::string& id) {
+  const std::string kind = kind_of_case(row, id);
+  const std::string execution = kind.empty() ? "" : execution_of(ctx, kind);
+  if (execution.empty()) return nullptr;
+  return cached_expectations(expectations_path(row, kind)).find(id, execution);
+}
+
+// {kind: [{match, status, reason, where}]}: the entries that apply on this host, in file order,
+// so the worker skips a case whose first matching entry is `skip` without running it.
+void write_expectations(json::Writer& w, const Row& row, const RunContext& ctx) {
+  w.key("expectations").begin_object();
+  for (const auto& kind : row.str_list("devices")) {
+    const std::string execution = execution_of(ctx, kind);
+    if (execution.empty()) continue;
+    w.key(kind).begin_array();
+    for (const auto& e : cached_expectations(expectations_path(row, kind)).entries()) {
+      if (!e.execution.empty() && e.execution != execution) continue;
+      w.begin_object();
+      w.field("match", e.match);
+      w.field("status", parity::expected_status_name(e.status));
+      w.field("reason", e.reason);
+      w.field("where", e.where());
+      w.end_object();
+    }
+    w.end_array();
+  }
+  w.end_object();
+}
+
 void write_row(json::Writer& w, const Row& row) {
   w.begin_object();
   w.field("id", row.id());
   w.field("opinfo", row.str("opinfo"));
-  for (const char* key : {"exclude", "devices", "dtypes", "checks"}) {
+  for (const char* key : {"exclude", "devices", "dtypes", "checks", "variants"}) {
     if (!row.has(key)) continue;
     w.key(key).begin_array();
     for (const auto& v : row.str_list(key)) w.value(v);
@@ -38,25 +96,17 @@ void write_row(json::Writer& w, const Row& row) {
   w.end_object();
 }
 
-void write_setup(json::Writer& w, const RunContext& ctx) {
-  w.key("libraries").begin_array();
-  for (const auto& lib : ctx.libraries) w.value(lib);
-  w.end_array();
-  w.key("simulated_kinds").begin_array();
-  for (DeviceKind kind : kAllDeviceKinds)
-    if (ctx.host.provenance(kind) == Provenance::Simulated) w.value(kind_name(kind));
-  w.end_array();
-}
-
 std::string row_request(const char* request, const Row& row, const RunContext& ctx, long start) {
   json::Writer w(0);
   w.begin_object();
   w.field("request", request);
   w.field("suite", "opinfo");
-  write_setup(w, ctx);
-  w.key("kinds").begin_object();
-  for (const auto& name : row.str_list("devices")) w.field(name, provenance_name(ctx.host.provenance(*kind_from_name(name))));
-  w.end_object();
+  write_process_setup(w, ctx);
+  write_worker_kinds(w, row, ctx);
+  write_expectations(w, row, ctx);
+  w.key("shard").begin_array();
+  w.value(static_cast<long long>(ctx.shard_index)).value(static_cast<long long>(ctx.shard_count));
+  w.end_array();
   w.key("row");
   write_row(w, row);
   w.field("start", static_cast<long long>(start));
@@ -67,9 +117,10 @@ std::string row_request(const char* request, const Row& row, const RunContext& c
 class OpInfoSuite final : public Suite {
  public:
   const char* name() const override { return "opinfo"; }
+  bool shards_its_cases() const override { return true; }  // by a stable hash of the op's name (docs/opinfo.md)
 
   const SuiteSchema& schema() const override {
-    static const SuiteSchema s{{"opinfo", "devices", "dtypes"}, {"exclude", "checks", "max_samples", "case_timeout"}};
+    static const SuiteSchema s{{"opinfo", "devices", "dtypes"}, {"exclude", "checks", "variants", "max_samples", "case_timeout"}};
     return s;
   }
 
@@ -81,33 +132,23 @@ class OpInfoSuite final : public Suite {
       if (!kind_from_name(d)) row.fail("devices", "unknown device kind '" + d + "'; expected one of " + valid_kind_list());
     if (row.str_list("dtypes").empty()) row.fail("dtypes", "expected at least one dtype (e.g. [float32])");
     if (row.has("checks") && row.str_list("checks").empty()) row.fail("checks", "expected one or more of forward, backward");
+    if (row.has("variants") && row.str_list("variants").empty()) row.fail("variants", "expected one or more of function, inplace, out");
     if (row.has("exclude")) row.str_list("exclude");
     if (row.has("max_samples") && row.integer("max_samples") < 1) row.fail("max_samples", "expected an integer >= 1");
     if (row.has("case_timeout") && !(row.number("case_timeout") > 0)) row.fail("case_timeout", "expected seconds > 0");
+    for (const auto& d : devices) cached_expectations(expectations_path(row, d));  // a bad file: YamlError, exit 2
   }
 
   // The cases run() will return, from the worker's plan (the pytest plugin's items).
   std::vector<PlannedCase> plan(const Row& row, const RunContext& ctx) const override {
-    PythonWorker worker(row_request("plan", row, ctx, 0));
-    std::vector<PlannedCase> cases;
-    std::string line;
-    bool done = false;
-    while (worker.next_line(&line, 600) == PythonWorker::Read::Line) {
-      if (line.rfind("ITEM ", 0) == 0) {
-        const std::size_t tab1 = line.find('\t'), tab2 = line.find('\t', tab1 + 1);
-        if (tab1 == std::string::npos || tab2 == std::string::npos) continue;
-        PlannedCase c;
-        c.id = unescape_field(line.substr(tab1 + 1, tab2 - tab1 - 1));
-        c.device_kind = unescape_field(line.substr(tab2 + 1));
-        cases.push_back(std::move(c));
-      } else if (line.rfind("FATAL ", 0) == 0) {
-        throw YamlError(row.where("opinfo"), "row '" + row.id() + "': " + unescape_field(line.substr(6)));
-      } else if (line == "DONE") {
-        done = true;
+    std::vector<PlannedCase> cases = plan_python_row(row_request("plan", row, ctx, 0), row, "opinfo");
+    for (PlannedCase& c : cases) {
+      if (const parity::Expectation* e = expectation_for(row, ctx, c.id)) {
+        c.expected = parity::expected_status_name(e->status);
+        c.reason = e->reason;
+        c.where = e->where();
       }
     }
-    const std::string ended = worker.finish(!done);
-    if (!done) throw std::runtime_error("planning opinfo row '" + row.id() + "': " + (ended.empty() ? "the python worker stopped" : ended));
     return cases;
   }
 
@@ -118,108 +159,24 @@ class OpInfoSuite final : public Suite {
     w.begin_object();
     w.field("request", "check");
     w.field("suite", "opinfo");
-    write_setup(w, ctx);
+    write_process_setup(w, ctx);
     w.key("rows").begin_array();
     for (const Row* row : rows) write_row(w, *row);
     w.end_array();
     w.end_object();
-    PythonWorker worker(w.str());
-    std::string line;
-    bool done = false;
-    while (worker.next_line(&line, 600) == PythonWorker::Read::Line) {
-      if (line.rfind("BAD ", 0) == 0) {
-        const std::size_t tab1 = line.find('\t'), tab2 = line.find('\t', tab1 + 1);
-        const std::size_t index = std::strtoul(line.c_str() + 4, nullptr, 10);
-        if (tab1 == std::string::npos || tab2 == std::string::npos || index >= rows.size()) continue;
-        const Row& row = *rows[index];
-        throw YamlError(row.where(unescape_field(line.substr(tab1 + 1, tab2 - tab1 - 1))),
-                        "row '" + row.id() + "': " + unescape_field(line.substr(tab2 + 1)));
-      }
-      if (line.rfind("FATAL ", 0) == 0) throw YamlError(rows.front()->where("opinfo"), unescape_field(line.substr(6)));
-      if (line == "DONE") done = true;
-    }
-    const std::string ended = worker.finish(!done);
-    if (!done) throw std::runtime_error("checking the opinfo rows: " + (ended.empty() ? "the python worker stopped" : ended));
+    check_python_rows(w.str(), rows, "opinfo");
   }
 
   std::vector<CaseResult> run(const Row& row, const RunContext& ctx) const override {
-    const double case_timeout_s = row.number_or("case_timeout", kDefaultCaseTimeoutS);
-    std::vector<CaseResult> results;
-    long start = 0, planned = -1;
-    for (;;) {
-      PythonWorker worker(row_request("run", row, ctx, start));
-      long current = -1;
-      std::string current_id, fatal, line, failure;
-      bool done = false;
-      for (bool reading = true; reading;) {
-        switch (worker.next_line(&line, case_timeout_s)) {
-          case PythonWorker::Read::Line:
-            if (line.rfind("PLAN ", 0) == 0) {
-              planned = std::strtol(line.c_str() + 5, nullptr, 10);
-            } else if (line.rfind("START ", 0) == 0) {
-              current = std::strtol(line.c_str() + 6, nullptr, 10);
-              const std::size_t tab = line.find('\t');
-              current_id = tab == std::string::npos ? "" : unescape_field(line.substr(tab + 1));
-            } else if (auto r = decode_case(line)) {
-              CaseResult c = result_for(row, *this);
-              c.id = r->id;
-              c.status = r->status;
-              c.device = r->device;
-              c.execution = r->execution;
-              c.message = r->message;
-              c.metrics = r->metrics;
-              c.details = r->details;
-              c.duration_s = r->duration_s;
-              results.push_back(std::move(c));
-              current = -1;
-            } else if (line.rfind("FATAL ", 0) == 0) {
-              fatal = unescape_field(line.substr(6));
-            } else if (line == "DONE") {
-              done = true;
-            }
-            break;
-          case PythonWorker::Read::End: reading = false; break;
-          case PythonWorker::Read::Timeout: {
-            char msg[96];
-            std::snprintf(msg, sizeof msg, "timed out after %.0f s (case_timeout; python worker killed)", case_timeout_s);
-            failure = msg;
-            worker.finish(true);
-            reading = false;
-            break;
-          }
-          case PythonWorker::Read::Stopped: worker.finish(true); return results;  // the runner reports the rest
-        }
-      }
-      const std::string ended = worker.finish(false);
-      if (failure.empty()) failure = ended;
-      if (!fatal.empty() || (done && ended.empty())) {
-        if (!fatal.empty()) {
-          CaseResult err = result_for(row, *this);
-          err.status = Status::Error;
-          err.execution = Execution::NotRun;
-          err.message = "python worker: " + fatal;
-          results.push_back(std::move(err));
-        }
-        return results;
-      }
-      if (current < 0) {  // died between cases or before its plan: nothing to blame a case for
-        CaseResult err = result_for(row, *this);
-        err.status = Status::Error;
-        err.execution = Execution::NotRun;
-        err.message = (failure.empty() ? "python worker stopped without finishing" : failure) +
-                      (planned < 0 ? " before running any case" : " between cases");
-        results.push_back(std::move(err));
-        return results;
-      }
-      CaseResult crash = result_for(row, *this);
-      crash.id = current_id.empty() ? row.id() + "/case" + std::to_string(current) : current_id;
-      crash.status = Status::Crash;
-      crash.execution = Execution::NotRun;
-      crash.message = failure + " while running this case";
-      results.push_back(std::move(crash));
-      start = current + 1;
-      if (planned >= 0 && start >= planned) return results;
+    std::vector<CaseResult> results =
+        run_python_row(row, *this, [&](long start) { return row_request("run", row, ctx, start); },
+                       row.number_or("case_timeout", kDefaultCaseTimeoutS));
+    for (CaseResult& c : results) {
+      if (c.status == Status::Skip) continue;  // unrun (absent device, a skip expectation, no golden)
+      const parity::Expectation* e = expectation_for(row, ctx, c.id);
+      if (e && e->status == parity::ExpectedStatus::XFail) apply_xfail(*e, c);
     }
+    return results;
   }
 };
 

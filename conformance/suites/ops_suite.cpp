@@ -42,6 +42,7 @@
 #include "parity/dispatcher_op.h"
 #include "util/dtype_names.h"
 #include "parity/expectations.h"
+#include "suites/case_expectations.h"
 #include "parity/op_parity.h"
 #include "runner/run_context.h"
 #include "runner/suite.h"
@@ -246,15 +247,7 @@ std::string expectations_path(const std::string& matrix_file, DeviceKind kind) {
 
 // Expectation files are read once per process; their errors are YamlErrors (exit code 2).
 const parity::ExpectationFile& expectations_for(const std::string& matrix_file, DeviceKind kind) {
-  static std::mutex mutex;
-  static std::map<std::string, parity::ExpectationFile> cache;
-  const std::string path = expectations_path(matrix_file, kind);
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = cache.find(path);
-  if (it == cache.end()) {
-    it = cache.emplace(path, parity::ExpectationFile::load_if_exists(path)).first;  // throws YamlError
-  }
-  return it->second;
+  return cached_expectations(expectations_path(matrix_file, kind));
 }
 
 void warn_stale_once(const std::string& matrix_file) {
@@ -267,19 +260,6 @@ void warn_stale_once(const std::string& matrix_file) {
   const MatrixFile matrix = load_matrix_file(matrix_file, &schema_for_suite);
   for (const std::string& warning : stale_expectation_warnings(matrix))
     Logger::global().log(LogLevel::Warning, "parity", warning);
-}
-
-// Applies an xfail expectation to a case that ran: a failure becomes xfail, a pass becomes
-// xpass (which gates: the expectation is out of date).
-void apply_xfail(const parity::Expectation& e, CaseResult& r) {
-  r.details.emplace_back("expectation", e.where() + ": xfail: " + e.reason);
-  if (r.status == Status::Pass) {
-    r.status = Status::XPass;
-    r.message = "unexpected pass: " + e.where() + " expects a failure (" + e.reason + "); remove the expectation";
-  } else if (r.status == Status::Fail || r.status == Status::Error || r.status == Status::Crash) {
-    r.status = Status::XFail;
-    r.message = "expected failure (" + e.reason + ", " + e.where() + "): " + r.message;
-  }
 }
 
 void record(const parity::ImplOutcome& o, CaseResult& r) {
@@ -375,7 +355,9 @@ class OpsSuite final : public Suite {
       if (ctx.host.provenance(key.kind) != Provenance::Real && !simulated) {
         c.status = Status::Skip;
         c.execution = Execution::NotRun;
-        c.message = "device not present (simulate it with --simulate " + std::string(kind_name(key.kind)) + ")";
+        c.message = ctx.not_simulated_reason.empty()
+                        ? "device not present (simulate it with --simulate " + std::string(kind_name(key.kind)) + ")"
+                        : "device not present, and not simulated: " + ctx.not_simulated_reason;
       } else if (std::find(supported.begin(), supported.end(), key.dtype) == supported.end()) {
         c.status = Status::Skip;
         c.execution = Execution::NotRun;

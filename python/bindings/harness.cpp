@@ -3,7 +3,7 @@
 // load_catalog(), the host is prepare_run(), each row runs through run_row() — the functions
 // `crossdev run` and its workers call — and the bundle and JUnit come from the same writers.
 //
-//   c = crossdev.harness.Catalog("matrices", simulate="cuda:2,mps")   # YamlError: "file:line: ..."
+//   c = crossdev.harness.Catalog("matrices", simulate="cuda:2,mps", libraries=[...])   # YamlError: "file:line: ..."
 //   c.plan()              # [{id, row_id, suite, file, line, file_index, row_index, device_kind, expected, reason, where}]
 //   c.run_row(0, 3)       # ([{id, status, execution, device, message, ...}], [oplog records])
 //   crossdev.harness.write_outputs("bundle.json", "", simulate, matrices, [case["record"], ...], oplog_records)
@@ -120,8 +120,9 @@ PreparedRun prepare(const std::string& simulate) {
 
 class Catalog {
  public:
-  Catalog(const std::string& path, const std::string& simulate) {
+  Catalog(const std::string& path, const std::string& simulate, const std::vector<std::string>& libraries) {
     prepared_ = prepare(simulate);
+    prepared_.ctx.libraries = libraries;  // already loaded here; the Python worker of a Python suite loads them too
     files_ = load_catalog(path);  // YamlError -> crossdev.harness.YamlError
   }
 
@@ -233,8 +234,10 @@ void bind_harness(py::module_& parent) {
   py::module_ m = parent.def_submodule("harness", "the `crossdev run` engine for the pytest plugin");
   py::register_exception<YamlError>(m, "YamlError", PyExc_ValueError);
   py::class_<Catalog>(m, "Catalog")
-      .def(py::init<const std::string&, const std::string&>(), py::arg("path"), py::arg("simulate") = "",
-           "Load and validate a matrix file or folder like `crossdev run --matrix PATH --simulate S`.")
+      .def(py::init<const std::string&, const std::string&, const std::vector<std::string>&>(), py::arg("path"),
+           py::arg("simulate") = "", py::arg("libraries") = std::vector<std::string>{},
+           "Load and validate a matrix file or folder like `crossdev run --matrix PATH --simulate S --load-library L...`\n"
+           "(`libraries`: paths this process has loaded; the Python worker of a Python suite loads them too).")
       .def("files", &Catalog::files, "[(path, suite, rows)]")
       .def("plan", &Catalog::plan, "every case, in run order, with its expectation on this host")
       .def("stale_warnings", &Catalog::stale_warnings)

@@ -18,6 +18,9 @@ cmake_prefix_path = _paths.cmake_prefix_path()
 
 __version__ = "0.1.0"
 
+# Top-level names defined in a pure-Python submodule, imported on first use.
+_PYTHON_NAMES = {"compare_model": "models"}
+
 
 def _extension():
     import os
@@ -40,6 +43,10 @@ def load():
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
+    if name in _PYTHON_NAMES:
+        value = getattr(importlib.import_module(f"{__name__}.{_PYTHON_NAMES[name]}"), name)
+        globals()[name] = value
+        return value
     if importlib.util.find_spec(f"{__name__}.{name}") is not None:  # a pure-Python submodule (report, gate, ...)
         return importlib.import_module(f"{__name__}.{name}")
     ext = _extension()

@@ -6,6 +6,7 @@
     crossdev gate ...                      the CI verdict over bundles (xfail does not gate)
     crossdev bench-gate ...                benchmark regressions against a baseline
     crossdev diff A B                      are two runs the same apart from timings, ids and places?
+    crossdev expectations accept BUNDLE... the opinfo expectation files, rewritten from runs
 
 Every subcommand has --help. Exit codes: 0 success, 1 a conformance (or gate) failure, 2 bad input.
 The Python subcommands import neither torch nor the compiled core.
@@ -36,6 +37,8 @@ SUBCOMMANDS = (
     Subcommand("gate", "crossdev.gate:main", "the CI verdict over bundles (0 pass, 1 fail, 2 bad input)"),
     Subcommand("bench-gate", "crossdev.bench_gate:main", "benchmark regressions against a baseline"),
     Subcommand("diff", "crossdev.diff:main", "two runs' bundles: the same apart from timings, ids and places?"),
+    Subcommand("expectations", "crossdev.expectations:main",
+               "accept BUNDLE...: rewrite the opinfo expectation files from runs"),
 )
 _BY_NAME = {s.name: s for s in SUBCOMMANDS}
 

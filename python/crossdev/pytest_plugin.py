@@ -199,7 +199,7 @@ def pytest_configure(config):
     # throws (a taken TORCH_LIBRARY namespace) would abort this process; there it is a usage error.
     from crossdev import libraries  # noqa: WPS433
     try:
-        libraries.load_checked(config.getoption("--crossdev-load-library"), simulate=prepared["simulate_spec"])
+        loaded = libraries.load_checked(config.getoption("--crossdev-load-library"), simulate=prepared["simulate_spec"])
     except libraries.LoadLibraryError as e:
         raise pytest.UsageError(f"--crossdev-load-library: {e}") from None
     for name in config.getoption("--crossdev-import"):
@@ -217,7 +217,7 @@ def pytest_configure(config):
         if not picker_spec:
             _usage("--crossdev-picker", "missing (--crossdev-picker-preset was given)", "MODULE:CALLABLE")
         picker = _load_picker(picker_spec)
-    config.stash[_STATE] = _State(config, targets, prepared, devices, picker, picker_spec, preset)
+    config.stash[_STATE] = _State(config, targets, prepared, devices, picker, picker_spec, preset, loaded)
     if config.getoption("--crossdev-xdist-rows") and config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_RowsStayTogether(), "crossdev-xdist-rows")
     _CONFIG["config"] = config  # hooks without a config argument (pytest_runtest_logreport) find it here
@@ -254,8 +254,9 @@ class _RowsStayTogether:
 class _State:
     """Per process: the catalogs, the row results, and (where the bundle is written) the records."""
 
-    def __init__(self, config, targets, prepared, devices, picker, picker_spec, preset):
+    def __init__(self, config, targets, prepared, devices, picker, picker_spec, preset, libraries):
         self.config = config
+        self.libraries = libraries  # loaded here; a Python suite's worker process loads them too
         self.targets = targets
         self.simulate = prepared["simulate_spec"]
         self.note = prepared["note"]
@@ -270,7 +271,7 @@ class _State:
         if path not in self.catalogs:
             crossdev = _crossdev()
             try:
-                catalog = crossdev.harness.Catalog(path, self.simulate)
+                catalog = crossdev.harness.Catalog(path, self.simulate, self.libraries)
                 planned = catalog.plan()
             except ValueError as e:  # crossdev.harness.YamlError is a ValueError: "file:line: ..."
                 self.catalogs[path] = e

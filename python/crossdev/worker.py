@@ -17,6 +17,8 @@ case was running, reports it as `crash`, and starts a new worker with `"start": 
 
 The request: {"request": "run" | "plan" | "check", "suite": "opinfo", "libraries": [paths to load with
 torch.ops.load_library], "simulated_kinds": [kinds to run on the sim backend], ...the suite's fields}.
+`libraries` and `simulated_kinds` are the process's setup, done here for every suite (prepare_process)
+before the suite's module is imported; a library that cannot load is FATAL naming it.
 Everything a user's op prints on stdout goes to stderr, so it cannot corrupt the protocol.
 """
 from __future__ import annotations
@@ -30,7 +32,7 @@ import sys
 import traceback
 
 # Suites defined in Python: suite name -> module with check(request, out) and run(request, out).
-SUITES = {"opinfo": "crossdev.opinfo.suite"}
+SUITES = {"opinfo": "crossdev.opinfo.suite", "models": "crossdev.models.suite"}
 
 STATUS_CODES = {"pass": 0, "fail": 1, "xfail": 2, "xpass": 3, "skip": 4, "error": 5, "crash": 6}
 EXECUTION_CODES = {"real": 0, "simulated": 1, "not_run": 2}
@@ -108,10 +110,36 @@ def _protocol_stream():
     return os.fdopen(fd, "w", buffering=1)
 
 
+def prepare_process(request: dict) -> str | None:
+    """Prepare this process as the engine's is, before any suite code runs (runner/python_worker.h
+    write_process_setup): the sim backend when a kind is simulated (before anything starts the
+    autograd engine), then `libraries` (--load-library), in order, with torch.ops.load_library, so
+    a user's kernels registered for a device are the ones judged. Returns why it failed, or None."""
+    libraries = request.get("libraries", [])
+    if not request.get("simulated_kinds") and not libraries:
+        return None
+    import torch
+
+    if request.get("simulated_kinds"):
+        import crossdev
+        crossdev.sim.register()
+    for path in libraries:
+        try:
+            torch.ops.load_library(path)
+        except (OSError, RuntimeError) as e:
+            message = " ".join(str(e).split("Exception raised from")[0].split())
+            return f"cannot load '{path}' (--load-library): {message}"
+    return None
+
+
 def serve(request: dict, out: Protocol) -> None:
     name = request.get("suite")
     if name not in SUITES:
         out.fatal(f"unknown Python suite '{name}'; expected one of {', '.join(sorted(SUITES))}")
+        return
+    problem = prepare_process(request)
+    if problem:
+        out.fatal(problem)
         return
     suite = importlib.import_module(SUITES[name])
     kind = request.get("request")
@@ -148,4 +176,11 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Every record is out: skip the interpreter's teardown. A process whose backward ran on sim can
+    # abort there ("terminate called without an active exception"): the autograd device thread drops
+    # the last reference to the graph task, whose saved thread-local state holds a Python object, while
+    # the interpreter finalizes (docs/sim-backend.md, "At interpreter exit").
+    os._exit(code)

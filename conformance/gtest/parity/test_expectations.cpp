@@ -87,6 +87,17 @@ TEST(ExpectationFile, StaleEntriesMatchNoCase) {
   EXPECT_EQ(stale[0]->line, 3);
 }
 
+TEST(ExpectationFile, AnEntryMayNameItsFailureClass) {
+  TempFile file(R"(expectations:
+  - {match: "opinfo.x/fft.*", status: skip, reason: segfaults on sim, class: crash}
+  - {match: "opinfo.x/*", status: xfail, reason: hand-written}
+)");
+  const ExpectationFile f = ExpectationFile::load(file.path());
+  ASSERT_EQ(f.entries().size(), 2u);
+  EXPECT_EQ(f.entries()[0].failure_class, "crash");
+  EXPECT_EQ(f.entries()[1].failure_class, "");
+}
+
 TEST(ExpectationFile, AbsentFileMeansNoExpectations) {
   const ExpectationFile f = ExpectationFile::load_if_exists("/nonexistent/crossdev/expectations/cuda.yaml");
   EXPECT_TRUE(f.entries().empty());
@@ -98,6 +109,8 @@ TEST(ExpectationFile, ErrorsNameFileLineAndWhatWasExpected) {
   expect_load_error("expectations:\n  - {match: a, status: xfail}\n", 2, "missing key 'reason'");
   expect_load_error("expectations:\n  - match: a\n    status: xfail\n    reason: r\n    owner: me\n", 5, "unknown key 'owner'");
   expect_load_error("expectations:\n  - {match: a, status: xfail, reason: \"\"}\n", 2, "non-empty string");
+  expect_load_error("expectations:\n  - {match: a, status: xfail, reason: r, class: slow}\n", 2,
+                    "class 'slow': expected one of unimplemented, dtype_unsupported, numerics, crash");
   expect_load_error("expectation: []\n", 1, "unknown top-level key 'expectation'");
   expect_load_error("description: x\n", 1, "missing top-level key 'expectations'");
   expect_load_error("expectations: {match: a}\n", 1, "must be a list");

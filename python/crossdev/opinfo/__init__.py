@@ -4,6 +4,7 @@ against the CPU in the same dtype (docs/opinfo.md). Run by the engine through `c
   selection.py      which OpInfos a row's glob selects; bad names with the nearest matches
   tolerances.py     crossdev's per-dtype table, then op_db's toleranceOverride for the device type
   open_contract.py  outputs whose values the contract leaves open, and random ops: metadata only
+  expectations.py   skip entries of matrices/expectations/opinfo/<kind>.yaml, applied before a case runs
   samples.py        one sample on the device and on the CPU, forward or backward, compared
   suite.py          the worker's check/run requests: rows -> cases
 """

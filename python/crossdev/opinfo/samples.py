@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import torch
-from torch.utils._pytree import tree_flatten
+from torch.utils._pytree import tree_flatten, tree_map
 
 from .tolerances import Tolerance
 
@@ -38,7 +38,37 @@ def shapes_of(sample) -> list:
     return [tuple(t.shape) for t in flat if isinstance(t, torch.Tensor)]
 
 
-def _call(op, sample):
+def variant_missing(op, variant: str, check: str) -> str | None:
+    """Why op_db's OpInfo has no `variant` form for this check, or None when it has one."""
+    if variant == "inplace" and op.inplace_variant is None:
+        return "op_db: no in-place variant (op.inplace_variant is None)"
+    if variant == "out" and not op.supports_out:
+        return "op_db: no out= variant (supports_out=False)"
+    if variant == "out" and check == "backward":
+        return "out= forms do not support autograd: the out variant has no backward check"
+    return None
+
+
+def _empty_like_on(template, device):
+    """The preallocated out= argument: an empty tensor like each tensor of the functional result."""
+    if isinstance(template, torch.Tensor):
+        return torch.empty_like(template.detach(), device=device)
+    if isinstance(template, (tuple, list)):
+        return tuple(_empty_like_on(t, device) for t in template)
+    raise TypeError(f"out= needs tensor results; the op returned {type(template).__name__}")
+
+
+def _call(op, sample, variant="function", out_template=None, device=None):
+    """The op's `variant` form on `sample`: op(...), op.inplace_variant(clone of the input, ...) (the
+    clone keeps the sample's own input intact and lets an input that requires grad be written), or
+    op(..., out=<preallocated like the CPU's functional result on `device`>), returning `out`."""
+    if variant == "inplace":
+        inp = tree_map(lambda t: t.clone() if isinstance(t, torch.Tensor) else t, sample.input)
+        return op.inplace_variant(inp, *sample.args, **sample.kwargs)
+    if variant == "out":
+        out = _empty_like_on(out_template, device)
+        op(sample.input, *sample.args, **sample.kwargs, out=out)
+        return out
     return op(sample.input, *sample.args, **sample.kwargs)
 
 
@@ -92,15 +122,18 @@ def _grad_inputs(sample):
     return [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
 
 
-def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool) -> Outcome:
+def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, variant: str = "function") -> Outcome:
+    """`variant` (function, inplace, out: samples.variant_missing says when the OpInfo lacks it) is
+    run on both sides: the golden is the same form on the CPU."""
     out = Outcome(shapes=shapes_of(sample))
     try:
-        expected = _call(op, sample)
+        template = _call(op, sample) if variant == "out" else None
+        expected = _call(op, sample, variant, template, "cpu")
     except Exception as e:  # noqa: BLE001
         raise GoldenError(f"{type(e).__name__}: {e}") from e
     dev_sample = _to_device(sample, device)
     try:
-        actual = _call(op, dev_sample)
+        actual = _call(op, dev_sample, variant, template, device)
     except Exception as e:  # noqa: BLE001
         raise DeviceError(f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}") from e
     if check == "forward":

@@ -4,11 +4,14 @@ in a fixed order (the engine resumes after a crash by index)."""
 from __future__ import annotations
 
 import time
+import zlib
 
-from . import open_contract, samples, selection
+from . import expectations, open_contract, samples, selection
 from .tolerances import tolerance_for
+from crossdev.worker_devices import device_for
 
 CHECKS = ("forward", "backward")
+VARIANTS = ("function", "inplace", "out")  # the OpInfo's functional, in-place and out= forms
 DTYPE_NAMES = ("float32", "float16", "bfloat16", "float64", "complex64", "complex128",
                "int8", "int16", "int32", "int64", "uint8", "bool")
 SEED = 0
@@ -17,16 +20,6 @@ SEED = 0
 def _dtype(name):
     import torch
     return getattr(torch, name)
-
-
-def _setup(request) -> None:
-    """Before any op runs: the sim backend (before autograd starts) and the user's libraries."""
-    import torch
-    if request.get("simulated_kinds"):
-        import crossdev
-        crossdev.sim.register()
-    for path in request.get("libraries", []):
-        torch.ops.load_library(path)
 
 
 def _op_db_or_fatal(out):
@@ -38,7 +31,6 @@ def _op_db_or_fatal(out):
 
 
 def check(request, out) -> None:
-    _setup(request)
     op_db = _op_db_or_fatal(out)
     if op_db is None:
         return
@@ -46,32 +38,33 @@ def check(request, out) -> None:
         problem = selection.selection_problem(op_db, row.get("opinfo"), row.get("exclude", []))
         if problem:
             out.bad(i, "opinfo", problem)
-        for key, valid in (("dtypes", DTYPE_NAMES), ("checks", CHECKS)):
+        for key, valid in (("dtypes", DTYPE_NAMES), ("checks", CHECKS), ("variants", VARIANTS)):
             for value in row.get(key, []):
                 if value not in valid:
                     out.bad(i, key, f"unknown {key[:-1]} '{value}'; expected one of {', '.join(valid)}")
 
 
-def case_id(row, name, kind, dtype_name, check) -> str:
-    return f"{row['id']}/{name}/{kind}/{dtype_name}/{check}"
+def case_id(row, name, kind, dtype_name, check, variant="function") -> str:
+    """<row>/<op full name>/<kind>/<dtype>/<check>, and /inplace or /out for those forms."""
+    suffix = "" if variant == "function" else f"/{variant}"
+    return f"{row['id']}/{name}/{kind}/{dtype_name}/{check}{suffix}"
 
 
-def plan(op_db, row) -> list:
-    """[(op, full name, device kind, dtype name, check)] in the order the cases run."""
-    ops = selection.select(op_db, row["opinfo"], row.get("exclude", []))
-    return [(op, selection.full_name(op), kind, dtype, check)
+def in_shard(name: str, shard) -> bool:
+    """`crossdev run --shard I/N` ([I, N], 1-based): the op goes to shard crc32(name) % N + 1, a hash
+    that is the same in every process and on every host, so the N shards split the ops disjointly
+    and together run every case of an unsharded run, each op's cases in one shard."""
+    index, count = shard
+    return count <= 1 or zlib.crc32(name.encode()) % count == index - 1
+
+
+def plan(op_db, row, shard=(1, 1)) -> list:
+    """[(op, full name, device kind, dtype name, check, variant)] in the order the cases run."""
+    ops = [op for op in selection.select(op_db, row["opinfo"], row.get("exclude", []))
+           if in_shard(selection.full_name(op), shard)]
+    return [(op, selection.full_name(op), kind, dtype, check, variant)
             for op in ops for kind in row["devices"] for dtype in row["dtypes"]
-            for check in row.get("checks", ["forward"])]
-
-
-def _device_for(kind, provenance):
-    """(device string, execution) for a device kind on this host, or (None, reason)."""
-    if provenance == "real":
-        return (kind if kind == "cpu" else f"{kind}:0"), "real"
-    if provenance == "simulated":
-        import crossdev
-        return crossdev.sim.device_for(kind)["device"], "simulated"
-    return None, f"device not present (simulate it with --simulate {kind})"
+            for variant in row.get("variants", ["function"]) for check in row.get("checks", ["forward"])]
 
 
 def _supported(op, device_type, dtype, check) -> str | None:
@@ -89,19 +82,23 @@ def _supported(op, device_type, dtype, check) -> str | None:
     return None
 
 
-def run_case(op, name, kind, dtype_name, check, request) -> dict:
+def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
     import torch
 
     row = request["row"]
-    case = {"id": case_id(row, name, kind, dtype_name, check), "status": "pass", "metrics": {},
-            "details": {"op": name, "device_kind": kind, "dtype": dtype_name, "check": check}}
-    device, execution = _device_for(kind, request["kinds"].get(kind, "absent"))
+    case = {"id": case_id(row, name, kind, dtype_name, check, variant), "status": "pass", "metrics": {},
+            "details": {"op": name, "device_kind": kind, "dtype": dtype_name, "check": check, "variant": variant}}
+    device, execution = device_for(kind, request["kinds"].get(kind, "absent"))
     if device is None:
         case.update(status="skip", execution="not_run", message=execution)
         return case
     case.update(device=device, execution=execution)
+    skipped = expectations.expected_skip(request, kind, case["id"])
+    if skipped:
+        case.update(status="skip", execution="not_run", message=skipped)
+        return case
     dtype = _dtype(dtype_name)
-    why_not = _supported(op, kind, dtype, check)
+    why_not = samples.variant_missing(op, variant, check) or _supported(op, kind, dtype, check)
     if why_not:
         case.update(status="skip", execution="not_run", message=why_not)
         return case
@@ -119,7 +116,7 @@ def run_case(op, name, kind, dtype_name, check, request) -> dict:
             break
         torch.manual_seed(SEED + index)
         try:
-            o = samples.run_sample(op, sample, device, check, tol, values=metadata_only is None)
+            o = samples.run_sample(op, sample, device, check, tol, values=metadata_only is None, variant=variant)
         except samples.GoldenError:
             golden_raised += 1
             continue
@@ -146,7 +143,6 @@ def run_case(op, name, kind, dtype_name, check, request) -> dict:
 
 
 def _cases_or_fatal(request, out):
-    _setup(request)
     op_db = _op_db_or_fatal(out)
     if op_db is None:
         return None
@@ -154,7 +150,7 @@ def _cases_or_fatal(request, out):
     if problem:  # never an empty, silently green row (the engine checks first, but not every front end does)
         out.fatal(problem)
         return None
-    return plan(op_db, request["row"])
+    return plan(op_db, request["row"], request.get("shard", (1, 1)))
 
 
 def plan_cases(request, out) -> None:
@@ -163,8 +159,8 @@ def plan_cases(request, out) -> None:
     if cases is None:
         return
     out.plan(len(cases))
-    for index, (_, name, kind, dtype_name, check) in enumerate(cases):
-        out.item(index, case_id(request["row"], name, kind, dtype_name, check), kind)
+    for index, (_, name, kind, dtype_name, check, variant) in enumerate(cases):
+        out.item(index, case_id(request["row"], name, kind, dtype_name, check, variant), kind)
 
 
 def run(request, out) -> None:
@@ -173,13 +169,14 @@ def run(request, out) -> None:
         return
     out.plan(len(cases))
     for index in range(request.get("start", 0), len(cases)):
-        op, name, kind, dtype_name, check = cases[index]
-        out.start(index, case_id(request["row"], name, kind, dtype_name, check))
+        op, name, kind, dtype_name, check, variant = cases[index]
+        cid = case_id(request["row"], name, kind, dtype_name, check, variant)
+        out.start(index, cid)
         started = time.perf_counter()
         try:
-            case = run_case(op, name, kind, dtype_name, check, request)
+            case = run_case(op, name, kind, dtype_name, check, variant, request)
         except Exception as e:  # noqa: BLE001  the harness could not evaluate this case
-            case = {"id": case_id(request["row"], name, kind, dtype_name, check), "status": "error",
+            case = {"id": cid, "status": "error",
                     "execution": "not_run", "message": f"harness: {type(e).__name__}: {e}"}
         case["duration_s"] = time.perf_counter() - started
         out.case(case)

@@ -39,6 +39,17 @@ def ops_case(op: str, kind: str, dtype: str, impl: str, status: str = "pass", ex
                 details=details)
 
 
+def opinfo_case(op: str, kind: str, dtype: str, check: str, status: str = "pass", execution: str = "real",
+                failing_samples: str = "") -> dict:
+    """A case of the OpInfo suite as the worker records it (python/crossdev/opinfo/suite.py)."""
+    details = {"op": op, "device_kind": kind, "dtype": dtype, "check": check}
+    if status == "fail":
+        details["failing_samples"] = failing_samples or "sample 0 shapes [(5, 5)]: Mismatched elements: 1 / 25"
+    return case(f"opinfo.sample/{op}/{kind}/{dtype}/{check}", "opinfo", status=status, execution=execution,
+                device="sim:0" if execution == "simulated" else f"{kind}:0",
+                message="1 of 1 samples differ from the CPU" if status == "fail" else "", details=details)
+
+
 def _counts(cases: List[dict]) -> dict:
     counted = Counter(c["status"] for c in cases) + Counter(c["execution"] for c in cases)
     out = {"total": len(cases)}
@@ -106,12 +117,14 @@ def demo_bundles() -> Dict[str, dict]:
                 for req in ("none", "cpu") for host in ("cuda-x1", "cpu-only") for o in ("off", "on")]
     manager = [case("manager.reset.cuda", "manager", device="cuda:0"),
                case("errors.oom-recovery", "errors", status="xfail", message="known: allocator does not shrink")]
+    opinfo = [opinfo_case(op, "cuda", "float32", check, status="fail" if (op, check) == ("tan", "backward") else "pass")
+              for op in ("sin", "tan") for check in ("forward", "backward")]
     bench = bench_json("cuda", {"rms_norm/fused/float32/4096": 1000.0, "rms_norm/fallback/float32/4096": 2500.0,
                                 "rms_norm/torchscript/float32/4096": 1800.0},
                        bw_util={"rms_norm/fused/float32/4096": 0.8, "rms_norm/fallback/float32/4096": 0.35})
     return {
         "cpu.json": bundle("cpu", cpu + redirect, host="linux-cpu"),
-        "cuda.json": bundle("cuda", cuda + redirect + manager, host="gpu-box", benchmarks=bench),
+        "cuda.json": bundle("cuda", cuda + redirect + manager + opinfo, host="gpu-box", benchmarks=bench),
         "mps-sim.json": bundle("cpu", mps, host="linux-cpu", simulated=True, simulate_spec="mps"),
     }
 

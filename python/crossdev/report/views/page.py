@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Callable, List, NamedTuple, Optional
 
 from crossdev.report.merge import Report
-from crossdev.report.views import (bench_view, errors_view, failures_view, manager_view, redirect_view, scoreboard_view,
-                           suites_view, summary_view, trends_view)
+from crossdev.report.views import (bench_view, errors_view, failures_view, manager_view, opinfo_view, redirect_view,
+                                   scoreboard_view, suites_view, summary_view, trends_view)
 from crossdev.report.views.h import Markup, el, join
 
 _ASSETS = Path(__file__).resolve().parent / "assets"
@@ -30,6 +30,7 @@ SECTIONS: List[Section] = [
     Section("input-errors", "Unusable bundles", errors_view.render, False),
     Section("summary", "Summary per runner", summary_view.render, True),
     Section("scoreboard", "Cross-device parity scoreboard", scoreboard_view.render, True),
+    Section("opinfo", "OpInfo parity: ATen operators", opinfo_view.render, False),
     Section("redirect", "Seed 002 redirect policy", redirect_view.render, True),
     Section("manager", "Device manager and error recovery", manager_view.render, True),
     Section("benchmarks", "Benchmarks", bench_view.render, True),

@@ -1,0 +1,77 @@
+"""`suite: models` rows through the engine (`crossdev run`) and its Python worker (docs/models.md,
+"Matrix rows"). The proof that it can fail: --load-library puts a test-only aten::gelu off by a
+relative 1e-3 on sim (conformance/model_faults/) into the worker, and the DiT block's case names
+the MLP's activation module and aten::gelu, not an earlier layer and not a parent, although every
+later layer and every enclosing module differs too. A factory that does not import is exit 2
+naming the row's file:line and the Python error."""
+import json
+import os
+import textwrap
+
+from conftest import BUILD_DIR, INSTALLED, ROOT, requires_sim
+
+pytestmark = requires_sim  # sim is kept out of a process with a real accelerator
+
+# The factories' package on the worker's path (the fixture's own PYTHONPATH entry kept: build tree runs).
+ENV = {"PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "examples" / "models"),
+                                                   None if INSTALLED else str(BUILD_DIR / "python"),
+                                                   os.environ.get("PYTHONPATH")]))}
+
+
+def write_matrix(tmp_path, model):
+    path = tmp_path / "models_t.yaml"
+    path.write_text(textwrap.dedent(f"""\
+        suite: models
+        cases:
+          - {{id: t.dit, source: "issue 25", intent: "test", model: "{model}", devices: [mps, xpu], dtypes: [float32]}}
+        """))
+    return path
+
+
+def depth_table(text):
+    """DeviceResult.depth_table()'s lines -> {module: {phase, inherited, own, verdict}}."""
+    rows = {}
+    for line in text.splitlines()[1:]:
+        module, phase, inherited, own, verdict = line.split(None, 4)
+        rows[module] = {"phase": phase, "inherited": float(inherited), "own": float(own), "verdict": verdict.strip()}
+    return rows
+
+
+def run(cli, tmp_path, matrix, *extra):
+    bundle, junit = tmp_path / "b.json", tmp_path / "j.xml"
+    proc = cli("run", "--matrix", matrix, "--simulate", "mps", "--out", bundle, "--junit", junit, *extra, env=ENV)
+    cases = json.loads(bundle.read_text())["cases"] if bundle.exists() else []
+    return proc, {c["id"]: c for c in cases}, junit
+
+
+def test_a_wrong_gelu_on_the_device_fails_the_row_naming_the_culprit_in_the_bundle(cli, tmp_path, built_library):
+    matrix = write_matrix(tmp_path, "crossdev_examples.dit:tiny_dit_block")
+    mutant = built_library("crossdev_test_model_fault_gelu_forward")
+    proc, cases, junit = run(cli, tmp_path, matrix, "--load-library", mutant)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    case = cases["t.dit/mps/float32"]
+    assert case["status"] == "fail" and case["execution"] == "simulated" and case["device"] == "sim:0", case
+    assert case["suite"] == "models" and case["row_id"] == "t.dit" and case["file"].endswith("models_t.yaml")
+    assert case["details"]["first_divergence"] == "mlp.act" and case["details"]["first_divergence_op"] == "aten::gelu"
+    assert "first divergence: mlp.act at aten::gelu (forward)" in case["message"]
+    # Not an earlier layer, not a parent: every later layer and every enclosing module differs too.
+    layers = depth_table(case["details"]["error_along_depth"])
+    for later in ("mlp.fc2", "mlp_residual"):  # the symptom downstream: inherited, not their own
+        assert layers[later]["inherited"] > 1e-4 and layers[later]["verdict"] == "ok", layers[later]
+    for parent in ("mlp", "(model)"):  # enclosing modules fail with it, yet are not named
+        assert layers[parent]["verdict"] == "OUT OF TOLERANCE", layers[parent]
+    earlier = [p for p in layers if p not in ("(model)", "mlp", "mlp.act", "mlp.fc2", "mlp_residual")]
+    assert len(earlier) >= 10 and all(layers[p]["verdict"] == "ok" for p in earlier), layers
+    assert case["metrics"]["forward_failing"] == 1 and case["metrics"]["backward_compared"] == 10
+    absent = cases["t.dit/xpu/float32"]
+    assert absent["status"] == "skip" and "--simulate xpu" in absent["message"]
+    assert "t.dit/mps/float32" in junit.read_text()
+
+
+def test_a_factory_that_does_not_import_exits_2_naming_file_line_and_the_python_error(cli, tmp_path):
+    matrix = write_matrix(tmp_path, "no_such_package_xyz.models:build")
+    proc, cases, _ = run(cli, tmp_path, matrix)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"{matrix}:3:" in proc.stderr, proc.stderr
+    assert "cannot import module 'no_such_package_xyz.models': ModuleNotFoundError" in proc.stderr, proc.stderr
+    assert not cases, "nothing ran"

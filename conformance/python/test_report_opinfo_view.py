@@ -1,0 +1,72 @@
+"""The report's OpInfo section: a heat map of ops x devices, a scoreboard per device, and the failing
+samples behind each failing row, on bundles made with crossdev.report.sample (the OpInfo suite's case
+records: details op, dtype, check, device_kind, failing_samples)."""
+import html
+import json
+import re
+
+from crossdev.report import sample
+from crossdev.report.render import main as render_main
+
+
+def opinfo_case(op, kind, dtype, check, status="pass", execution="real", runner_device=None, samples=""):
+    case = sample.opinfo_case(op, kind, dtype, check, status=status, execution=execution, failing_samples=samples)
+    if runner_device:
+        case["device"] = runner_device
+    return case
+
+
+def render_section(tmp_path, *bundles):
+    paths = []
+    for i, doc in enumerate(bundles):
+        paths.append(tmp_path / f"b{i}.json")
+        paths[-1].write_text(json.dumps(doc), encoding="utf-8")
+    out = tmp_path / "out"
+    assert render_main([*map(str, paths), "--out", str(out)]) == 0
+    page = (out / "index.html").read_text(encoding="utf-8")
+    start = page.find('<section id="opinfo">')
+    return page[start:page.find("</section>", start)] if start >= 0 else ""
+
+
+def heat_cells(section):
+    """{title text: fill} of the heat map's cells."""
+    return {html.unescape(t): f for f, t in re.findall(r'<rect [^>]*fill="([^"]+)"[^>]*><title>([^<]*)</title>', section)}
+
+
+def test_a_failing_op_is_red_on_its_device_only_and_its_samples_are_behind_the_row(tmp_path):
+    cases = [opinfo_case("sin", "cuda", "float32", "forward"), opinfo_case("sin", "cuda", "float32", "backward"),
+             opinfo_case("tan", "cuda", "float32", "forward", status="fail",
+                         samples="sample 0 shapes [(5, 5)]: Mismatched elements: 3 / 25 <script>x</script>"),
+             opinfo_case("tan", "cuda", "float32", "backward")]
+    section = render_section(tmp_path, sample.bundle("cuda", cases))
+    cells = heat_cells(section)
+    tan = next(f for t, f in cells.items() if t.startswith("tan on cuda"))
+    sin = next(f for t, f in cells.items() if t.startswith("sin on cuda"))
+    assert tan.startswith("hsl(356") and sin == "#2da44e", cells
+    assert "1 failing case(s)" in section and "Mismatched elements: 3 / 25" in section
+    assert "<script>x</script>" not in section and "&lt;script&gt;x&lt;/script&gt;" in section
+
+
+def test_simulated_devices_are_labelled_and_each_runner_has_its_own_columns(tmp_path):
+    real = sample.bundle("cuda", [opinfo_case("sin", "cuda", "float32", "forward")], host="gpu-runner")
+    simulated = sample.bundle("cpu", [opinfo_case("sin", "mps", "float32", "forward", execution="simulated"),
+                                      opinfo_case("sin", "mps", "float32", "backward", status="skip",
+                                                  execution="not_run", runner_device="mps:0")],
+                              host="cpu-runner", simulated=True, simulate_spec="mps")
+    section = render_section(tmp_path, real, simulated)
+    titles = list(heat_cells(section))
+    assert any(t.startswith("sin on cuda (") and "SIMULATED" not in t for t in titles), titles
+    mps = [t for t in titles if t.startswith("sin on mps")]
+    assert len(mps) == 1 and "SIMULATED" in mps[0], titles  # the not-run case stays in the simulated column
+    assert section.count('class="badge sim"') == 1 and section.count('class="badge real"') == 1
+
+
+def test_only_expected_failures_are_not_red_and_counts_sort_as_numbers(tmp_path):
+    cases = [opinfo_case("exp", "cuda", "bfloat16", "forward", status="xfail")]
+    section = render_section(tmp_path, sample.bundle("cuda", cases))
+    assert next(iter(heat_cells(section).values())) == "#d0d7de"
+    assert 'class="grid opinfo-scoreboard"' in section  # report.js sorts table.grid columns
+
+
+def test_without_opinfo_cases_the_section_is_absent(tmp_path):
+    assert render_section(tmp_path, sample.bundle("cpu", [sample.case("ops.x/cpu", "ops")])) == ""

@@ -1,0 +1,34 @@
+#pragma once
+// The engine's side of the rows of a suite defined in Python (opinfo, models): plan, check and run a
+// row through a PythonWorker (runner/python_worker.h; every request starts with its
+// write_process_setup) and turn its records into planned cases, bad-input errors and cases.
+//
+//   - run: one case per CASE record; when the worker dies (a segfaulting kernel) or a case exceeds
+//     `case_timeout_s`, the case of the last START is a `crash` and a new worker resumes at the
+//     next case; a FATAL record is one `error` case naming it;
+//   - check: each BAD record is a YamlError at the row's key (file:line, exit 2).
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "runner/python_worker.h"
+#include "runner/suite.h"
+#include "util/json.h"
+
+namespace crossdev::conformance {
+
+// The row's "kinds" field: each device kind of the row's `devices` -> real | simulated | absent.
+void write_worker_kinds(json::Writer& w, const Row& row, const RunContext& ctx);
+
+// The cases of one row from a "plan" request's ITEM records; FATAL is a YamlError at fatal_key.
+std::vector<PlannedCase> plan_python_row(const std::string& request, const Row& row, const char* fatal_key);
+
+// A "check" request over rows: the first BAD record is a YamlError at that row's key; FATAL at
+// the first row's fatal_key.
+void check_python_rows(const std::string& request, const std::vector<const Row*>& rows, const char* fatal_key);
+
+// Runs one row: request_for(start) is the "run" request resuming at case index `start`.
+std::vector<CaseResult> run_python_row(const Row& row, const Suite& suite, const std::function<std::string(long)>& request_for,
+                                       double case_timeout_s);
+
+}  // namespace crossdev::conformance

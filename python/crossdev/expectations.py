@@ -1,0 +1,201 @@
+"""`crossdev expectations accept BUNDLE...`: rewrite the opinfo suite's expectation files,
+<matrix folder>/expectations/opinfo/<kind>.yaml (docs/opinfo.md), from what one or more runs found.
+
+usage: crossdev expectations accept BUNDLE... [--dry-run]
+
+For every opinfo case of the bundles (bundle.json or a bundle set from `crossdev merge`):
+  - a new failure (fail, error or crash: no entry expected it) becomes an `xfail` entry with its class
+    (crash, dtype_unsupported, unimplemented or numerics, see failure_class), the case's message as
+    its reason, and the execution it was seen under (real or simulated), so a gap of the sim backend
+    never expects a failure of the real device. Where every case that ran of an op on a device kind
+    (or of an op and dtype) failed with one class, one glob entry stands for all of them;
+  - an entry that now passes (its cases are `xpass`, none `xfail`) is removed;
+  - every other entry is kept as written: its reason, class and execution (comments are not kept:
+    the file is rewritten as YAML flow mappings, one entry a line).
+Entries never hold tolerances, so accepting can never loosen one. The engine's own rules apply to the
+result (parity/expectations.h: the first matching entry wins).
+
+Refuses to run under CI=true (exit 2): expectations are accepted by a person, from a run they looked
+at, never by the pipeline whose verdict they change. Exit codes: 0 written (or --dry-run), 2 bad input.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from crossdev._command import ArgumentParser, guarded
+from crossdev.report.atomic import write_text_atomically
+from crossdev.report.bundle import BundleError, load_bundles
+
+EXIT_OK, EXIT_BAD_INPUT = 0, 2
+PROG = "crossdev expectations"
+FAILED = ("fail", "error", "crash")
+DTYPE_WORDS = ("Half", "BFloat16", "Float8", "ComplexFloat", "ComplexDouble", "Double", "dtype")
+REASON_CHARS = 200
+
+
+def parse_args(argv):
+    p = ArgumentParser(prog=PROG, description="Rewrite matrices' expectations/opinfo/<kind>.yaml from runs' bundles.")
+    sub = p.add_subparsers(dest="action", required=True, metavar="accept")
+    accept = sub.add_parser("accept", help="add new failures, remove entries that now pass, keep the rest")
+    accept.add_argument("bundles", nargs="+", metavar="BUNDLE", help="bundle.json files or bundle sets")
+    accept.add_argument("--dry-run", action="store_true", help="print what would change; write nothing")
+    return p.parse_args(argv)
+
+
+def failure_class(case) -> str:
+    """What kind of failure a case is: crash (the process died or hung), dtype_unsupported (the device
+    raised about the dtype), unimplemented (the device raised otherwise: a missing kernel, an
+    unsupported argument), numerics (it ran and differs from the CPU)."""
+    if case["status"] == "crash":
+        return "crash"
+    if case["status"] == "error":
+        message = case.get("message", "")
+        if re.search(r"not implemented for '|not supported for|unsupported (scalar |d)type", message, re.I) and \
+                any(w in message for w in DTYPE_WORDS):
+            return "dtype_unsupported"
+        return "unimplemented"
+    return "numerics"
+
+
+def expectations_path(case) -> Path:
+    """The engine's rule (suites/opinfo_suite.cpp expectations_path)."""
+    return Path(case["file"]).parent / "expectations" / "opinfo" / f"{case_kind(case)}.yaml"
+
+
+def case_kind(case) -> str:
+    """<row>/<op>/<kind>/<dtype>/<check>[/<variant>]: the device kind."""
+    rest = case["id"][len(case["row_id"]) + 1:]
+    return rest.split("/")[1]
+
+
+def _execution(bundle, kind) -> str:
+    for device in bundle.target.get("devices", []):
+        if device.get("kind") == kind:
+            return "simulated" if device.get("provenance") == "simulated" else "real"
+    return "real"
+
+
+def _load_entries(path: Path):
+    """(description, [(line, entry dict)]) of an existing file; a file the engine would refuse is bad input."""
+    import yaml  # PyYAML: crossdev[test]
+
+    text = path.read_text()
+    node = yaml.compose(text)
+    data = yaml.safe_load(text) or {}
+    if not isinstance(data, dict) or not isinstance(data.get("expectations", []), list):
+        raise ValueError(f"{path}: expected a mapping with an 'expectations' list")
+    lines = []
+    if node is not None:
+        for key, value in node.value:
+            if key.value == "expectations":
+                lines = [item.start_mark.line + 1 for item in value.value]
+    return data.get("description"), list(zip(lines, data.get("expectations") or []))
+
+
+def _entry_text(entry: dict) -> str:
+    keys = ["match", "status", "reason", "class", "execution"]
+    keys += [k for k in entry if k not in keys]
+    return "  - {" + ", ".join(f"{k}: {json.dumps(str(entry[k]), ensure_ascii=False)}" for k in keys if k in entry) + "}"
+
+
+def _collapse(failures, ran):
+    """[(match, class, message)] for new failures of one file: a glob where a whole op (or op and dtype) failed."""
+    out, done = [], set()
+    by_op, by_dtype = defaultdict(list), defaultdict(list)
+    for f in failures:
+        by_op[f["op_key"]].append(f)
+        by_dtype[f["dtype_key"]].append(f)
+    for f in failures:
+        if f["id"] in done:
+            continue
+        for key, group, glob in ((f["op_key"], by_op[f["op_key"]], f["op_key"] + "/*"),
+                                 (f["dtype_key"], by_dtype[f["dtype_key"]], f["dtype_key"] + "/*"),
+                                 (None, [f], f["id"])):
+            classes = {g["class"] for g in group}
+            if key is None or (len(classes) == 1 and len(group) == ran[key] and len(group) > 1):
+                out.append((glob, f["class"], f["message"], f["execution"]))
+                done.update(g["id"] for g in group)
+                break
+    return out
+
+
+def run(argv=None) -> int:
+    args = parse_args(argv)
+    if os.environ.get("CI", "").lower() == "true":
+        print(f"{PROG} accept: refused under CI=true: expectations are accepted by a person from a run they read, "
+              "never by the pipeline they gate", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        import yaml  # noqa: F401
+    except ImportError:
+        print(f"{PROG} accept: needs PyYAML (pip install 'crossdev[test]' or pip install PyYAML)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    bundles = []
+    for path in args.bundles:
+        try:
+            bundles += load_bundles(path)
+        except (BundleError, OSError) as e:
+            print(f"{PROG} accept: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+    failures = defaultdict(list)                       # file -> new failures
+    ran = defaultdict(int)                              # op or dtype key -> cases that ran (not skip)
+    verdicts = defaultdict(lambda: defaultdict(set))    # file -> entry line -> statuses of its cases
+    for bundle in bundles:
+        for case in bundle.cases:
+            if case.get("suite") != "opinfo" or case["id"] == case["row_id"]:
+                continue
+            path, kind = expectations_path(case), case_kind(case)
+            parts = case["id"][len(case["row_id"]) + 1:].split("/")
+            op_key = "/".join([case["row_id"], parts[0], kind])
+            dtype_key = f"{op_key}/{parts[2]}"
+            if case["status"] != "skip":
+                ran[op_key] += 1
+                ran[dtype_key] += 1
+            expectation = dict(case.get("details") or {}).get("expectation", "")
+            m = re.match(r"(.*):(\d+): xfail: ", expectation)
+            if m:
+                verdicts[Path(m.group(1))][int(m.group(2))].add(case["status"])
+            if case["status"] in FAILED:
+                message = " ".join(case.get("message", "").split())
+                failures[path].append({"id": case["id"], "op_key": op_key, "dtype_key": dtype_key,
+                                       "class": failure_class(case), "execution": _execution(bundle, kind),
+                                       "message": message[:REASON_CHARS] + ("..." if len(message) > REASON_CHARS else "")})
+    files = set(failures) | {p for p in verdicts if p.parts[-3:-1] == ("expectations", "opinfo")}
+    for path in sorted(files):
+        description, entries = (None, [])
+        if path.exists():
+            try:
+                description, entries = _load_entries(path)
+            except Exception as e:  # noqa: BLE001  (yaml.YAMLError, ValueError): the engine would refuse it too
+                print(f"{PROG} accept: {path}: cannot read it: {e}", file=sys.stderr)
+                return EXIT_BAD_INPUT
+        kept, removed = [], []
+        for line, entry in entries:
+            statuses = verdicts[path].get(line, set())
+            (removed if statuses and statuses <= {"xpass"} else kept).append(entry)
+        added = [{"match": match, "status": "xfail", "reason": f"accepted: {message}", "class": cls,
+                  "execution": execution}
+                 for match, cls, message, execution in _collapse(failures[path], ran)]
+        description = description or (f"Known differences of the opinfo suite on {path.stem} "
+                                       "(crossdev expectations accept; docs/opinfo.md).")
+        text = f"description: {json.dumps(description, ensure_ascii=False)}\nexpectations:\n" + \
+            "".join(_entry_text(e) + "\n" for e in kept + added)
+        if not kept and not added:
+            text = text.replace("expectations:\n", "expectations: []\n")
+        print(f"{path}: {len(added)} added, {len(removed)} removed (now pass), {len(kept)} kept")
+        for e in removed:
+            print(f"  - {e.get('match')}")
+        for e in added:
+            print(f"  + {e['match']} ({e['class']})")
+        if not args.dry_run:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomically(path, text)
+    return EXIT_OK
+
+
+main = guarded(run, PROG, "crossdev expectations")

@@ -1,0 +1,91 @@
+"""The result of comparing one model on devices: one DeviceResult per device x dtype, whose repr
+is one report line; ModelComparison's repr is the report, a line per device."""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class CheckOutcome:
+    check: str  # forward | backward | train
+    passed: bool
+    compared: int  # tensors compared (outputs, or parameters' gradients)
+    failing: list  # names of the failing tensors ("output[0]", "mlp.fc1.weight")
+    worst: str  # the first failing tensor's judgement, or the largest error when all pass
+    max_abs: float
+
+    def describe(self) -> str:
+        what = {"forward": "outputs", "backward": "gradients", "train": "losses"}[self.check]
+        if self.passed:
+            return f"{self.check}: {self.compared} {what} agree (max_abs {self.max_abs:.3g})"
+        return f"{self.check}: {len(self.failing)}/{self.compared} {what} differ, first {self.failing[0]}: {self.worst}"
+
+
+@dataclass
+class DeviceResult:
+    model: str
+    device: str
+    dtype: str
+    status: str  # pass | fail | error
+    message: str
+    checks: dict = field(default_factory=dict)  # check -> CheckOutcome
+    first_divergence: object = None  # localise.Divergence, when a check failed
+    layers: list = field(default_factory=list)  # localise.LayerError per module call, when localised
+    error: dict | None = None  # errors.describe() of the device's exception
+    duration_s: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    def __repr__(self) -> str:
+        return f"{self.model} on {self.device} {self.dtype}: {self.status} - {self.message}"
+
+    def to_dict(self) -> dict:
+        """Plain values (JSON): what a bundle's case carries."""
+        out = {k: getattr(self, k) for k in ("model", "device", "dtype", "status", "message", "error", "duration_s")}
+        out["checks"] = {k: asdict(v) for k, v in self.checks.items()}
+        out["first_divergence"] = asdict(self.first_divergence) if self.first_divergence is not None else None
+        out["layers"] = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(layer).items()}
+                         for layer in self.layers]
+        return out
+
+    def depth_table(self) -> str:
+        """The error along the depth, one line per module call: inherited (the full run) and own."""
+        rows = [f"{'module':<32} {'phase':<8} {'inherited':>10} {'own':>10}  verdict"]
+        for layer in self.layers:
+            rows.append(f"{layer.name:<32} {layer.phase:<8} {layer.inherited:>10.3g} {layer.own:>10.3g}  "
+                        f"{'ok' if layer.passed else 'OUT OF TOLERANCE'}")
+        return "\n".join(rows)
+
+
+class ModelComparison:
+    """What compare_model returns: iterate for the DeviceResults; `passed` when all pass."""
+
+    def __init__(self, model: str, results: list):
+        self.model = model
+        self.results = results
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.results) and all(r.passed for r in self.results)
+
+    def __iter__(self):
+        return iter(self.results)
+
+    def __len__(self):
+        return len(self.results)
+
+    def __getitem__(self, key):
+        """By position, or by device ("sim:0", or "sim:0/float32" when several dtypes ran)."""
+        if isinstance(key, int):
+            return self.results[key]
+        found = [r for r in self.results if key in (r.device, f"{r.device}/{r.dtype}")]
+        if len(found) != 1:
+            known = ", ".join(f"{r.device}/{r.dtype}" for r in self.results)
+            raise KeyError(f"{key!r} names {len(found)} results; results: {known}")
+        return found[0]
+
+    def __repr__(self) -> str:
+        return "\n".join(repr(r) for r in self.results) or f"{self.model}: no device compared"

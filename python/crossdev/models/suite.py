@@ -1,0 +1,98 @@
+"""The worker's side of `suite: models` rows (docs/models.md, "Matrix rows"): `check` builds each
+row's factory once and validates its dtypes and checks; `run` compares the model on each device
+kind x dtype of the row, one case each, in a fixed order (the engine resumes after a crash by index)."""
+from __future__ import annotations
+
+import time
+
+from .compare import CHECKS, DEFAULT_CHECKS, DEFAULT_STEPS, DTYPES, compare_on
+from crossdev.worker_devices import device_for
+
+from .factory import TRAIN_CONTRACT, FactoryError, build
+
+
+def check(request, out) -> None:
+    for i, row in enumerate(request["rows"]):
+        for key, valid in (("dtypes", DTYPES), ("checks", CHECKS)):
+            for value in row.get(key, []):
+                if value not in valid:
+                    out.bad(i, key, f"unknown {key[:-1]} '{value}'; expected one of {', '.join(valid)}")
+        try:
+            built = build(row.get("model", ""))
+        except FactoryError as e:
+            out.bad(i, "model", str(e))
+            continue
+        if "train" in row.get("checks", []) and (built.loss is None or built.optimizer is None):
+            out.bad(i, "checks", f"check 'train' needs model factory '{built.name}' to return a mapping with model, "
+                                 f"inputs, loss and optimizer ({TRAIN_CONTRACT})")
+
+
+def case_id(row, kind, dtype_name) -> str:
+    return f"{row['id']}/{kind}/{dtype_name}"
+
+
+def plan(row) -> list:
+    """[(device kind, dtype name)] in the order the cases run."""
+    return [(kind, dtype) for kind in row["devices"] for dtype in row["dtypes"]]
+
+
+def plan_cases(request, out) -> None:
+    cases = plan(request["row"])
+    out.plan(len(cases))
+    for index, (kind, dtype_name) in enumerate(cases):
+        out.item(index, case_id(request["row"], kind, dtype_name), kind)
+
+
+def _case(result, case) -> dict:
+    """The engine's case from a DeviceResult."""
+    case.update(status=result.status, message=result.message)
+    for check, outcome in result.checks.items():
+        case["metrics"][f"{check}_compared"] = outcome.compared
+        case["metrics"][f"{check}_failing"] = len(outcome.failing)
+        case["metrics"][f"{check}_max_abs"] = outcome.max_abs
+    if result.first_divergence is not None:
+        d = result.first_divergence
+        case["details"].update(first_divergence=d.module or "(model)", first_divergence_op=d.op or "",
+                               first_divergence_phase=d.phase, first_divergence_detail=d.detail)
+    if result.layers:
+        case["details"]["error_along_depth"] = result.depth_table()
+    if result.error:
+        case["details"]["exception"] = result.error["text"]
+        if result.error["category"]:
+            case["details"].update(error_category=result.error["category"], recovery=result.error["recovery_text"])
+    return case
+
+
+def run(request, out) -> None:
+    import torch
+
+    from .compare import _Golden, _dtype
+    row = request["row"]
+    cases = plan(row)
+    out.plan(len(cases))
+    checks = row.get("checks", list(DEFAULT_CHECKS))
+    built, goldens = None, {}
+    for index in range(request.get("start", 0), len(cases)):
+        kind, dtype_name = cases[index]
+        out.start(index, case_id(row, kind, dtype_name))
+        started = time.perf_counter()
+        case = {"id": case_id(row, kind, dtype_name), "status": "error", "execution": "not_run", "metrics": {},
+                "details": {"model": row["model"], "device_kind": kind, "dtype": dtype_name}}
+        try:
+            device, execution = device_for(kind, request.get("kinds", {}).get(kind, "absent"))
+            if device is None:
+                case.update(status="skip", message=execution)
+            else:
+                case.update(device=device, execution=execution)
+                if built is None:
+                    built = build(row["model"])
+                if dtype_name not in goldens:
+                    goldens[dtype_name] = _Golden(built, _dtype(dtype_name), checks,
+                                                  row.get("steps") or built.steps or DEFAULT_STEPS)
+                _case(compare_on(torch.device(device), goldens[dtype_name], checks), case)
+        except FactoryError as e:  # the engine checks rows first; a front end that does not still gets the words
+            case.update(status="error", message=str(e))
+        except Exception as e:  # noqa: BLE001  the harness could not evaluate this case
+            case.update(status="error", message=f"harness: {type(e).__name__}: {e}")
+        case["duration_s"] = time.perf_counter() - started
+        out.case(case)

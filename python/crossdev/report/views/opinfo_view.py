@@ -1,0 +1,140 @@
+"""OpInfo parity (suite: opinfo, docs/opinfo.md): ATen operators on each device against the CPU.
+
+A heat map of ops x devices first (a reader looks for the red), then one sortable scoreboard per
+device (op x dtype: pass, xfail, fail and skip counts over checks and variants), and behind each
+failing row its cases with the samples' shapes and errors. A device column of a simulated run says
+SIMULATED wherever it appears; on `sim` the kernels are the CPU's unless a library replaced them."""
+from collections import Counter
+from typing import Dict, List, NamedTuple, Tuple
+
+from crossdev.report.merge import Report
+from crossdev.report.views.h import Markup, el, fmt_number, join, table, td
+
+SUITE = "opinfo"
+BAD = ("fail", "error", "crash", "xpass")  # what turns a cell red; xfail is known, skip did not run
+CELL_W, CELL_H, LABEL_W, HEAD_H = 96, 18, 180, 40
+
+
+class Column(NamedTuple):
+    """A device kind of one runner; simulated when any of its cases ran on a simulated device."""
+    runner: str
+    kind: str
+    simulated: bool = False
+
+    @property
+    def title(self) -> str:
+        return f"{self.kind} ({self.runner})" + (" SIMULATED" if self.simulated else "")
+
+
+class Table(NamedTuple):
+    """What the view draws: columns in first-seen order, ops sorted, counts per cell and per (op, dtype)."""
+    columns: List[Column]
+    ops: List[str]
+    by_op: Dict[Tuple[str, Column], Counter]
+    by_op_dtype: Dict[Column, Dict[Tuple[str, str], Counter]]
+    failing: Dict[Tuple[str, str, Column], List[dict]]
+
+
+def collect(report: Report) -> Table:
+    keys, simulated, ops = [], set(), set()
+    by_op, by_op_dtype, failing = {}, {}, {}
+    for runner, case in report.cases():
+        if case.get("suite") != SUITE:
+            continue
+        details = case.get("details") or {}
+        op, dtype = str(details.get("op", "?")), str(details.get("dtype", "?"))
+        key = (runner.label, str(details.get("device_kind") or case.get("device", "?").split(":")[0]))
+        if key not in keys:
+            keys.append(key)
+        if case.get("execution") == "simulated":
+            simulated.add(key)
+        ops.add(op)
+        status = case.get("status", "?")
+        by_op.setdefault((op, key), Counter())[status] += 1
+        by_op_dtype.setdefault(key, {}).setdefault((op, dtype), Counter())[status] += 1
+        if status in BAD:
+            failing.setdefault((op, dtype, key), []).append(case)
+    columns = {key: Column(*key, key in simulated) for key in keys}
+    return Table(list(columns.values()), sorted(ops),
+                 {(op, columns[key]): c for (op, key), c in by_op.items()},
+                 {columns[key]: rows for key, rows in by_op_dtype.items()},
+                 {(op, dtype, columns[key]): cases for (op, dtype, key), cases in failing.items()})
+
+
+def _bad(counts: Counter) -> int:
+    return sum(counts[s] for s in BAD)
+
+
+def _fill(counts: Counter) -> str:
+    ran = sum(counts.values()) - counts["skip"]
+    if not counts or ran == 0:
+        return "#eaeef2"  # nothing ran: grey
+    bad = _bad(counts)
+    if bad == 0:
+        return "#d0d7de" if counts["pass"] == 0 else "#2da44e"  # only xfail: blue-grey; else green
+    # One failing case already reads red; more failing cases, deeper red.
+    share = bad / ran
+    lightness = 78 - 38 * share
+    return f"hsl(356, 72%, {lightness:.0f}%)"
+
+
+def heat_map(t: Table) -> Markup:
+    width = LABEL_W + CELL_W * len(t.columns) + 8
+    height = HEAD_H + CELL_H * len(t.ops) + 8
+    parts = []
+    for j, column in enumerate(t.columns):
+        x = LABEL_W + CELL_W * j + CELL_W / 2
+        parts.append(el("text", el("title", column.title), column.kind + (" (sim)" if column.simulated else ""),
+                        x=f"{x:.0f}", y=HEAD_H - 20, text_anchor="middle"))
+        parts.append(el("text", column.runner[:14], x=f"{x:.0f}", y=HEAD_H - 6, text_anchor="middle",
+                        font_size="10"))
+    for i, op in enumerate(t.ops):
+        y = HEAD_H + CELL_H * i
+        parts.append(el("text", op, x=LABEL_W - 6, y=y + CELL_H - 5, text_anchor="end"))
+        for j, column in enumerate(t.columns):
+            counts = t.by_op.get((op, column), Counter())
+            ran = sum(counts.values()) - counts["skip"]
+            summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "not in this run"
+            parts.append(el("rect", el("title", f"{op} on {column.title}: {summary}"), x=LABEL_W + CELL_W * j,
+                            y=y, width=CELL_W - 2, height=CELL_H - 2, fill=_fill(counts)))
+            if ran:
+                parts.append(el("text", f"{_bad(counts)}/{ran}", x=f"{LABEL_W + CELL_W * j + CELL_W / 2 - 1:.0f}",
+                                y=y + CELL_H - 5, text_anchor="middle", font_size="10"))
+    return el("svg", *parts, width=width, height=height, viewBox=f"0 0 {width} {height}", role="img",
+              aria_label="OpInfo heat map: ops by device, failing cases over cases run", class_="heatmap")
+
+
+def _failing_details(cases: List[dict]) -> Markup:
+    items = []
+    for case in cases:
+        samples = (case.get("details") or {}).get("failing_samples", "")
+        items.append(el("li", el("code", case.get("id", "?")), ": ", case.get("status", "?"), " — ",
+                        case.get("message", ""), el("pre", samples) if samples else None))
+    return el("details", el("summary", f"{len(cases)} failing case(s)"), el("ul", *items))
+
+
+def scoreboard(t: Table, column: Column) -> Markup:
+    rows = []
+    for (op, dtype), counts in sorted(t.by_op_dtype.get(column, {}).items()):
+        failing = t.failing.get((op, dtype, column), [])
+        bad = _bad(counts)
+        rows.append([el("b", op), dtype, td(str(counts["pass"]), class_="num"), td(str(counts["xfail"]), class_="num"),
+                     td(str(bad), class_="num cell-bad" if bad else "num"), td(str(counts["skip"]), class_="num"),
+                     _failing_details(failing) if failing else ""])
+    header = ["op", "dtype", "pass", "xfail", "fail", "skip", "failing samples (shapes, errors)"]
+    title = el("h3", column.kind, " (", column.runner, ") ",
+               el("span", "SIMULATED", class_="badge sim") if column.simulated else el("span", "real", class_="badge real"))
+    return join([title, table(header, rows, class_="grid opinfo-scoreboard")])
+
+
+def render(report: Report):
+    t = collect(report)
+    if not t.columns:
+        return None
+    total = sum(sum(c.values()) for c in t.by_op.values())
+    bad = sum(_bad(c) for c in t.by_op.values())
+    note = el("p", f"{len(t.ops)} ops, {total} cases, {bad} failing ({fmt_number(100.0 * bad / total, 3)}%). "
+                   "Each cell: failing cases over cases run (checks x variants x dtypes); green all pass, red "
+                   "any failing (deeper: a larger share), blue-grey only expected failures, grey nothing ran. "
+                   "Simulated devices run the CPU's kernels unless a loaded library replaced them.", class_="note")
+    return join([note, heat_map(t), *(scoreboard(t, c) for c in t.columns)])

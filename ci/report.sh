@@ -69,7 +69,10 @@ if [[ -x "$build/bin/crossdev_bench" && "${CROSSDEV_SKIP_BENCH:-0}" != 1 ]]; the
 fi
 
 echo "== conformance =="
-"$python" -m crossdev run --matrix matrices "${sim_args[@]}" --quiet \
+# The catalog, plus the example models (matrices/models, docs/models.md: their factories live in
+# examples/models, so it goes on PYTHONPATH for the models worker) in the same bundle.
+PYTHONPATH="$PWD/examples/models${PYTHONPATH:+:$PYTHONPATH}" \
+"$python" -m crossdev run --matrix matrices --matrix matrices/models "${sim_args[@]}" --quiet \
   --out "$out/bundle.json" --junit "$out/junit.xml" "${bench_args[@]}"
 rc=$?
 if [[ -f "$out/bundle.json" ]]; then

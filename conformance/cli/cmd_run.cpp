@@ -1,4 +1,4 @@
-// crossdev run --matrix PATH [--simulate S] [--out bundle.json] [--junit FILE] [--filter GLOB]
+// crossdev run --matrix PATH... [--simulate S] [--out bundle.json] [--junit FILE] [--filter GLOB]
 // Checks every input first — the matrices, the options, the embedded JSON, the output paths —
 // so bad input is exit 2 before anything runs; runs the rows, printing failures as they
 // happen; and always writes the bundle and JUnit it was asked for, as one set, before choosing
@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
@@ -37,6 +38,12 @@
 
 namespace crossdev::cli {
 namespace {
+
+// realpath(3), not std::filesystem: LibTorch exports its own std::filesystem copies (scratch_dir.h).
+bool same_file(const std::string& a, const std::string& b) {
+  char ra[PATH_MAX], rb[PATH_MAX];
+  return ::realpath(a.c_str(), ra) && ::realpath(b.c_str(), rb) && std::string(ra) == rb;
+}
 
 std::string default_matrix_path() {
   std::error_code ec;
@@ -99,7 +106,7 @@ void bind_worker_to_parent() {
 int cmd_run(const std::vector<std::string>& argv) {
   using namespace crossdev::conformance;
   static const std::vector<OptionSpec> kOptions = {
-      {"--matrix", "PATH", "matrix file or folder of *.yaml (default: matrices/)"},
+      {"--matrix", "PATH", "matrix file or folder of *.yaml (default: matrices/); repeatable, one catalog"},
       kSimulateOption,
       {"--out", "FILE", "write the result bundle (JSON) here"},
       {"--junit", "FILE", "write JUnit XML here"},
@@ -181,8 +188,21 @@ int cmd_run(const std::vector<std::string>& argv) {
   const std::size_t start_row =
       args.has("--start-row") ? static_cast<std::size_t>(parse_count("--start-row", args.get("--start-row"), "a row index (0, 1, ...)")) : 0;
 
-  const std::string matrix_path = args.get("--matrix", default_matrix_path());
-  std::vector<MatrixFile> selected = load_catalog(matrix_path, max_bytes);  // YamlError -> exit 2 in main
+  // Every --matrix, in the order given (one catalog: e.g. `--matrix matrices --matrix matrices/models`).
+  std::vector<std::string> matrix_paths = args.get_all("--matrix");
+  if (matrix_paths.empty()) matrix_paths.push_back(default_matrix_path());
+  std::vector<MatrixFile> selected;
+  std::string matrix_path;  // for messages: 'a', 'b'
+  for (const auto& path : matrix_paths) {
+    std::vector<MatrixFile> files = load_catalog(path, max_bytes);  // YamlError -> exit 2 in main
+    for (auto& f : files) {
+      for (const auto& earlier : selected)
+        if (same_file(earlier.path, f.path))
+          throw UsageError("--matrix: '" + f.path + "' is selected twice (by '" + path + "' and an earlier --matrix)");
+      selected.push_back(std::move(f));
+    }
+    matrix_path += (matrix_path.empty() ? "" : "', '") + path;
+  }
   std::vector<std::string> files;  // every matrix loaded, for the bundle
   for (const auto& f : selected) files.push_back(f.path);
   const std::string bench_json =

@@ -27,7 +27,9 @@ def monkeypatch_module():
 
 
 @pytest.mark.parametrize("factory", ["crossdev_examples.dit:tiny_dit_block", "crossdev_examples.dit:tiny_dit_block_fused",
-                                     "crossdev_examples.llama:tiny_llama", "crossdev_examples.llama:tiny_llama_fused"])
+                                     "crossdev_examples.llama:tiny_llama", "crossdev_examples.llama:tiny_llama_fused",
+                                     "crossdev_examples.recursive:tiny_recursive",
+                                     "crossdev_examples.recursive:tiny_recursive_fused"])
 def test_example_models_agree_on_sim_forward_and_every_gradient(models, factory):
     result = models.compare_model(factory, devices=["sim"])
     assert result.passed, repr(result)
@@ -97,11 +99,20 @@ def test_forward_localisation_names_the_innermost_module_and_the_op_only_the_dev
     assert own == {"": False, "0": True, "1": False, "1.0": True, "1.1": False, "1.2": True, "2": True}, own
 
 
-def test_the_train_check_compares_the_loss_before_and_after_each_optimizer_step(models):
-    result = models.compare_model("crossdev_examples.llama:tiny_llama_train", devices=["sim"],
-                                  checks=["forward", "backward", "train"])
+@pytest.mark.parametrize("factory", ["crossdev_examples.llama:tiny_llama_train",
+                                     "crossdev_examples.recursive:tiny_recursive_train"])
+def test_the_train_check_compares_the_loss_before_and_after_each_optimizer_step(models, factory):
+    result = models.compare_model(factory, devices=["sim"], checks=["forward", "backward", "train"])
     assert result.passed, repr(result)
     assert result[0].checks["train"].compared == 6, "the factory's 5 AdamW steps: 6 losses"
+    parameters = result[0].checks["backward"].compared
+    assert result[0].checks["optimizer_step"].compared == 5 * parameters, "every parameter after every step"
+
+
+def test_the_recursive_models_training_loop_learns_and_runs_on_sim(models):
+    from crossdev_examples.recursive import train
+    on_cpu, on_sim = train("cpu"), train("sim")
+    assert on_cpu[-1] < on_cpu[0] and on_sim == pytest.approx(on_cpu, rel=1e-5), (on_cpu, on_sim)
 
 
 def optimizer_with_a_device_quirk(parameters):

@@ -181,6 +181,8 @@ def pytest_configure(config):
     if not (targets.asked() or _options_given(config)):
         return  # not used by this session: nothing imported, registered or collected
     config.addinivalue_line("markers", "crossdev_case: a case of the crossdev conformance catalog")
+    imports = config.getoption("--crossdev-import")  # directories first: before anything imports or plans
+    _put_import_dirs_first([v for v in imports if _is_import_dir(v)], pathlib.Path(config.invocation_params.dir))
     crossdev = _crossdev()
     # The host first: when the session simulates, the sim backend must be registered before
     # anything starts the autograd engine (runner/run_context.h); when it does not, nothing is
@@ -205,8 +207,6 @@ def pytest_configure(config):
         loaded = libraries.load_checked(config.getoption("--crossdev-load-library"), simulate=prepared["simulate_spec"])
     except libraries.LoadLibraryError as e:
         raise pytest.UsageError(f"--crossdev-load-library: {e}") from None
-    imports = config.getoption("--crossdev-import")
-    _put_import_dirs_first([v for v in imports if _is_import_dir(v)], pathlib.Path(config.invocation_params.dir))
     for name in (v for v in imports if not _is_import_dir(v)):
         try:
             importlib.import_module(name)

@@ -70,9 +70,8 @@ fi
 
 echo "== conformance =="
 # The catalog, plus the example models (matrices/models, docs/models.md: their factories live in
-# examples/models, so it goes on PYTHONPATH for the models worker) in the same bundle.
-PYTHONPATH="$PWD/examples/models${PYTHONPATH:+:$PYTHONPATH}" \
-"$python" -m crossdev run --matrix matrices --matrix matrices/models "${sim_args[@]}" --quiet \
+# examples/models, which --import puts on the models worker's sys.path) in the same bundle.
+"$python" -m crossdev run --matrix matrices --matrix matrices/models --import examples/models "${sim_args[@]}" --quiet \
   --out "$out/bundle.json" --junit "$out/junit.xml" "${bench_args[@]}"
 rc=$?
 if [[ -f "$out/bundle.json" ]]; then

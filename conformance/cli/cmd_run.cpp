@@ -101,6 +101,28 @@ void bind_worker_to_parent() {
   }
 }
 
+// --import DIR (repeatable): directories the Python workers put first on sys.path, so a models
+// row's factory `module:callable` is found there. They go first on this process's PYTHONPATH, in
+// the order given, which the Python workers (runner/python_worker.cpp) and the isolation workers
+// inherit: exactly what `PYTHONPATH=DIR crossdev run` does. A missing directory is bad input.
+void put_import_paths_first(const std::vector<std::string>& dirs) {
+  if (dirs.empty()) return;
+  std::string joined;
+  for (const std::string& dir : dirs) {
+    char resolved[PATH_MAX];
+    std::error_code ec;
+    if (!::realpath(dir.c_str(), resolved) || !std::filesystem::is_directory(resolved, ec))
+      throw UsageError("--import: '" + dir + "' is not a directory (expected a folder holding the modules of the "
+                       "models rows' factories, put on the Python worker's sys.path)");
+    if (std::string(resolved).find(':') != std::string::npos)
+      throw UsageError("--import: '" + dir + "' contains ':', which a Python path cannot hold");
+    joined += (joined.empty() ? "" : ":") + std::string(resolved);
+  }
+  const char* old = std::getenv("PYTHONPATH");
+  if (old && *old) joined += std::string(":") + old;
+  ::setenv("PYTHONPATH", joined.c_str(), 1);
+}
+
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& argv) {
@@ -118,6 +140,8 @@ int cmd_run(const std::vector<std::string>& argv) {
       {"--load-library", "PATHS", "load these shared libraries first (repeatable; each ':'-separated), e.g. a C++ "
                                   "extension that registers ops with TORCH_LIBRARY (candidate rows), or the "
                                   "test-only libcrossdev_mutants"},
+      {"--import", "DIR", "put DIR first on the Python worker's sys.path (repeatable), where a models row's "
+                          "factory module:callable is found, as PYTHONPATH=DIR does"},
       {"--quiet", nullptr, "print only failures and the summary"},
       {"--no-isolate", nullptr, "run rows in this process (default: worker processes, so a crash is one `crash` case)"},
       {"--row-timeout", "S", "seconds before a hanging row is killed and reported as crash (default 600; > 0, <= 86400)"},
@@ -136,6 +160,7 @@ int cmd_run(const std::vector<std::string>& argv) {
     return kExitPass;
   }
   if (!args.positional.empty()) throw UsageError("unexpected argument '" + args.positional[0] + "' (use --matrix PATH)");
+  if (!args.has("--worker")) put_import_paths_first(args.get_all("--import"));  // workers inherit PYTHONPATH
 
   PreparedRun prepared;
   try {

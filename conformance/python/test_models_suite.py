@@ -9,12 +9,14 @@ import os
 import textwrap
 
 from conftest import BUILD_DIR, INSTALLED, ROOT, requires_sim
+from plugin_runner import run_pytest
 
 pytestmark = requires_sim  # sim is kept out of a process with a real accelerator
 
-# The factories' package on the worker's path (the fixture's own PYTHONPATH entry kept: build tree runs).
-ENV = {"PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "examples" / "models"),
-                                                   None if INSTALLED else str(BUILD_DIR / "python"),
+EXAMPLES = ROOT / "examples" / "models"
+# The worker's path without the examples (the fixture's own PYTHONPATH entry kept: build tree runs):
+# the factories' package comes from `--import EXAMPLES`.
+ENV = {"PYTHONPATH": os.pathsep.join(filter(None, [None if INSTALLED else str(BUILD_DIR / "python"),
                                                    os.environ.get("PYTHONPATH")]))}
 
 
@@ -47,7 +49,7 @@ def run(cli, tmp_path, matrix, *extra):
 def test_a_wrong_gelu_on_the_device_fails_the_row_naming_the_culprit_in_the_bundle(cli, tmp_path, built_library):
     matrix = write_matrix(tmp_path, "crossdev_examples.dit:tiny_dit_block")
     mutant = built_library("crossdev_test_model_fault_gelu_forward")
-    proc, cases, junit = run(cli, tmp_path, matrix, "--load-library", mutant)
+    proc, cases, junit = run(cli, tmp_path, matrix, "--load-library", mutant, "--import", EXAMPLES)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     case = cases["t.dit/mps/float32"]
     assert case["status"] == "fail" and case["execution"] == "simulated" and case["device"] == "sim:0", case
@@ -70,8 +72,70 @@ def test_a_wrong_gelu_on_the_device_fails_the_row_naming_the_culprit_in_the_bund
 
 def test_a_factory_that_does_not_import_exits_2_naming_file_line_and_the_python_error(cli, tmp_path):
     matrix = write_matrix(tmp_path, "no_such_package_xyz.models:build")
-    proc, cases, _ = run(cli, tmp_path, matrix)
+    proc, cases, _ = run(cli, tmp_path, matrix, "--import", EXAMPLES)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert f"{matrix}:3:" in proc.stderr, proc.stderr
     assert "cannot import module 'no_such_package_xyz.models': ModuleNotFoundError" in proc.stderr, proc.stderr
     assert not cases, "nothing ran"
+
+
+def test_a_missing_import_directory_and_an_unknown_seed_policy_are_exit_2_naming_them(cli, tmp_path):
+    matrix = write_matrix(tmp_path, "crossdev_examples.dit:tiny_dit_block")
+    proc, cases, _ = run(cli, tmp_path, matrix, "--import", tmp_path / "no_such_dir")
+    assert proc.returncode == 2 and not cases, proc.stdout + proc.stderr
+    assert f"--import: '{tmp_path / 'no_such_dir'}' is not a directory" in proc.stderr, proc.stderr
+    matrix.write_text(matrix.read_text().replace("dtypes: [float32]", "dtypes: [float32], seed_policy: sometimes"))
+    proc, cases, _ = run(cli, tmp_path, matrix, "--import", EXAMPLES)
+    assert proc.returncode == 2 and not cases, proc.stdout + proc.stderr
+    assert f"{matrix}:3:" in proc.stderr and "unknown seed policy 'sometimes'; expected one of none, same_mask" \
+        in proc.stderr, proc.stderr
+
+
+# A factory of the user's own, in a directory only --crossdev-import names: a dropout in train mode
+# (seed_policy same_mask replays the CPU's masks) and a bicubic upsampling, which the mps-like
+# profile refuses as MPS does (recover: true runs that op on the CPU and records the rerun).
+TINY_FACTORY = """\
+import torch
+from torch import nn
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+
+    def forward(self, x):
+        up = nn.functional.interpolate(x, scale_factor=2, mode="bicubic").flatten(2)[..., :8]
+        return nn.functional.dropout(self.linear(up), 0.25, self.training)
+
+
+def tiny():
+    torch.manual_seed(0)
+    return Tiny().train(), (torch.randn(1, 2, 4, 4),)
+"""
+
+
+def test_the_pytest_plugin_collects_and_runs_models_rows_finding_the_factory_through_crossdev_import(tmp_path):
+    factories = tmp_path / "factories"
+    factories.mkdir()
+    (factories / "tinymodels.py").write_text(TINY_FACTORY)
+    matrix = tmp_path / "models_tiny.yaml"
+    matrix.write_text(textwrap.dedent("""\
+        suite: models
+        cases:
+          - {id: t.tiny, source: "issue 25", intent: "plugin", model: "tinymodels:tiny", devices: [mps, xpu],
+             dtypes: [float32], seed_policy: same_mask, recover: true}
+        """))
+    bundle = tmp_path / "bundle.json"
+    r = run_pytest(matrix, "-v", "--crossdev-simulate", "mps", "--crossdev-import", factories,
+                   "--crossdev-bundle", bundle, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "models_tiny.yaml::t.tiny/mps/float32 PASSED" in r.stdout, r.stdout
+    assert "models_tiny.yaml::t.tiny/xpu/float32 SKIPPED" in r.stdout, r.stdout
+    cases = {c["id"]: c for c in json.loads(bundle.read_text())["cases"]}
+    details = cases["t.tiny/mps/float32"]["details"]
+    assert details["error_category"] == "unsupported_op" and details["rerun_status"] == "pass", details
+    assert details["recovery_applied"] == "move_to_cpu for aten::upsample_bicubic2d (1 calls)", details
+    missing = run_pytest(matrix, "--collect-only", "-q", "--crossdev-import", tmp_path / "nowhere", cwd=tmp_path)
+    assert missing.returncode == 4 and "--crossdev-import: '" in missing.stderr and "nowhere' is not a directory" \
+        in missing.stderr, missing.stdout + missing.stderr

@@ -28,6 +28,8 @@ void write_row(json::Writer& w, const Row& row) {
     w.end_array();
   }
   if (row.has("steps")) w.field("steps", row.integer("steps"));
+  if (row.has("seed_policy")) w.field("seed_policy", row.str("seed_policy"));
+  if (row.has("recover")) w.field("recover", row.boolean("recover"));
   w.end_object();
 }
 
@@ -50,7 +52,7 @@ class ModelsSuite final : public Suite {
   const char* name() const override { return "models"; }
 
   const SuiteSchema& schema() const override {
-    static const SuiteSchema s{{"model", "devices", "dtypes"}, {"checks", "steps", "case_timeout"}};
+    static const SuiteSchema s{{"model", "devices", "dtypes"}, {"checks", "steps", "case_timeout", "seed_policy", "recover"}};
     return s;
   }
 
@@ -66,6 +68,9 @@ class ModelsSuite final : public Suite {
     if (row.has("checks") && row.str_list("checks").empty()) row.fail("checks", "expected one or more of forward, backward, train");
     if (row.has("steps") && row.integer("steps") < 1) row.fail("steps", "expected an integer >= 1 (optimizer steps of the train check)");
     if (row.has("case_timeout") && !(row.number("case_timeout") > 0)) row.fail("case_timeout", "expected seconds > 0");
+    if (row.has("seed_policy") && row.str("seed_policy") != "none" && row.str("seed_policy") != "same_mask")
+      row.fail("seed_policy", "unknown seed policy '" + row.str("seed_policy") + "'; expected one of none, same_mask");
+    if (row.has("recover")) row.boolean("recover");  // a YAML boolean, else file:line: expected ...
   }
 
   std::vector<PlannedCase> plan(const Row& row, const RunContext& ctx) const override {

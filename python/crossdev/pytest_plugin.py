@@ -4,7 +4,7 @@ Installing crossdev registers this plugin (the ``pytest11`` entry point ``crossd
 package installed, load it with ``-p crossdev.pytest_plugin``.
 
     pytest matrices/ [--crossdev-simulate S] [--crossdev-device KIND]... [--crossdev-bundle PATH]
-        [--crossdev-import MODULE]... [--crossdev-load-library PATH]...
+        [--crossdev-import MODULE|DIR/]... [--crossdev-load-library PATH]...
         [--crossdev-picker MODULE:CALLABLE --crossdev-picker-preset NAME]
 
 Inert until used. In a session that asks nothing of it, the plugin only adds its options: it
@@ -51,6 +51,7 @@ from __future__ import annotations
 import importlib
 import os
 import pathlib
+import sys
 import warnings
 
 import pytest
@@ -86,8 +87,10 @@ def pytest_addoption(parser):
                          "(default: $CROSSDEV_SIMULATE; nothing is simulated, and no backend registered, without it)")
     group.addoption("--crossdev-bundle", default="", metavar="PATH",
                     help="write the versioned result bundle `crossdev run --out` writes")
-    group.addoption("--crossdev-import", action="append", default=[], metavar="MODULE",
-                    help="import MODULE before collection (e.g. one registering ops with torch.library.custom_op)")
+    group.addoption("--crossdev-import", action="append", default=[], metavar="MODULE|DIR",
+                    help="import MODULE before collection (e.g. one registering ops with torch.library.custom_op); "
+                         "a value with a '/' is a directory put first on sys.path, this process's and the Python "
+                         "worker's, where a models row's factory module:callable is found (repeatable)")
     group.addoption("--crossdev-load-library", action="append", default=[], metavar="PATH",
                     help="load a C++ extension (TORCH_LIBRARY ops) before collection (repeatable)")
     group.addoption("--crossdev-xdist-rows", action="store_true",
@@ -178,6 +181,8 @@ def pytest_configure(config):
     if not (targets.asked() or _options_given(config)):
         return  # not used by this session: nothing imported, registered or collected
     config.addinivalue_line("markers", "crossdev_case: a case of the crossdev conformance catalog")
+    imports = config.getoption("--crossdev-import")  # directories first: before anything imports or plans
+    _put_import_dirs_first([v for v in imports if _is_import_dir(v)], pathlib.Path(config.invocation_params.dir))
     crossdev = _crossdev()
     # The host first: when the session simulates, the sim backend must be registered before
     # anything starts the autograd engine (runner/run_context.h); when it does not, nothing is
@@ -202,7 +207,7 @@ def pytest_configure(config):
         loaded = libraries.load_checked(config.getoption("--crossdev-load-library"), simulate=prepared["simulate_spec"])
     except libraries.LoadLibraryError as e:
         raise pytest.UsageError(f"--crossdev-load-library: {e}") from None
-    for name in config.getoption("--crossdev-import"):
+    for name in (v for v in imports if not _is_import_dir(v)):
         try:
             importlib.import_module(name)
         except ImportError as e:
@@ -224,6 +229,29 @@ def pytest_configure(config):
 
 
 _CONFIG = {}
+
+
+def _is_import_dir(value):
+    """--crossdev-import's value is a directory when it has a path separator (`./models`, `/abs/dir`)
+    or is `.`/`..`; otherwise a module name (`mylib.ops`)."""
+    return "/" in value or os.sep in value or value in (".", "..")
+
+
+def _put_import_dirs_first(values, base):
+    """The directories first on sys.path and on PYTHONPATH, in the order given: the Python workers
+    of Python suites (models rows' factories) inherit PYTHONPATH, as under `crossdev run --import`."""
+    dirs = []
+    for value in values:
+        path = (base / value).resolve()
+        if not path.is_dir():
+            _usage("--crossdev-import", f"'{value}' is not a directory ({path})",
+                   "a directory to put on sys.path (a value with '/') or an importable module")
+        dirs.append(str(path))
+    if not dirs:
+        return
+    sys.path[:0] = dirs
+    old = os.environ.get("PYTHONPATH", "")
+    os.environ["PYTHONPATH"] = os.pathsep.join(dirs + ([old] if old else []))
 
 
 # ---------------------------------------------------------------------------- xdist

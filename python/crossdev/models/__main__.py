@@ -19,6 +19,10 @@ def main(argv=None) -> int:
     parser.add_argument("--dtype", action="append", help="float32 (default), float16, bfloat16, float64 (repeatable)")
     parser.add_argument("--check", action="append", help="forward, backward (default: both), train (repeatable)")
     parser.add_argument("--steps", type=int, help="optimizer steps of the train check (default: the factory's, else 5)")
+    parser.add_argument("--seed-policy", choices=["none", "same_mask"],
+                        help="a random forward (dropout in train mode): none refuses it, same_mask replays the CPU's masks")
+    parser.add_argument("--recover", action="store_true",
+                        help="apply a classified device error's recovery to the op that raised and run again")
     parser.add_argument("--import-path", action="append", default=[], metavar="DIR", help="put DIR first on sys.path (repeatable)")
     parser.add_argument("--load-library", action="append", default=[], metavar="PATH",
                         help="torch.ops.load_library(PATH) first, e.g. kernels registered for a device (repeatable)")
@@ -40,7 +44,8 @@ def main(argv=None) -> int:
             return 2
     try:
         result = compare_model(args.factory, devices=args.device, dtypes=args.dtype or ["float32"],
-                               checks=args.check or list(DEFAULT_CHECKS), steps=args.steps)
+                               checks=args.check or list(DEFAULT_CHECKS), steps=args.steps,
+                               seed_policy=args.seed_policy, recover=args.recover)
     except (FactoryError, ValueError) as e:
         print(f"crossdev.models: {e}", file=sys.stderr)
         return 2

@@ -16,6 +16,7 @@ class ModuleCall:
     output: object = None
     grad_output: list = field(default_factory=list)  # per output tensor (flattened), None where none reached it
     finished: int = -1  # order in which the calls return (backward runs in the reverse of it)
+    draw_start: int = 0  # random draws the run had made when the call started (seed policy same_mask)
 
     @property
     def name(self) -> str:
@@ -31,8 +32,9 @@ def _snapshot(value):
 class CallRecorder:
     """`with CallRecorder(model, keep_inputs=..., keep_grads=...) as calls:` run the forward inside."""
 
-    def __init__(self, model, keep_inputs: bool = True, keep_grads: bool = False):
+    def __init__(self, model, keep_inputs: bool = True, keep_grads: bool = False, draws=None):
         self.model = model
+        self.draws = draws  # () -> random draws made so far (randomness.position), or None
         self.keep_inputs = keep_inputs
         self.keep_grads = keep_grads
         self.calls: list[ModuleCall] = []
@@ -55,6 +57,7 @@ class CallRecorder:
     def _pre(self, path):
         def hook(module, args, kwargs):
             call = ModuleCall(len(self.calls), path, self._open[-1] if self._open else None)
+            call.draw_start = self.draws() if self.draws is not None else 0
             if self.keep_inputs:
                 call.args, call.kwargs = _snapshot(args), _snapshot(kwargs)
             self.calls.append(call)

@@ -6,11 +6,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from . import errors, localise
+from . import errors, localise, randomness
 from .capture import CallRecorder
 from .factory import TRAIN_CONTRACT, FactoryError, build
 from .ops import OpRecorder, random_ops
 from .placement import convert, model_copy
+from .recovery import OpRecovery, applicable
 from .result import CheckOutcome, DeviceResult, ModelComparison
 from .tolerance import judge, judge_all
 
@@ -35,6 +36,7 @@ class Models:
     golden: object  # CPU, the dtype under test
     device: object  # the device, the dtype under test
     reference: object  # CPU, float64
+    random_at: object = None  # call -> the seed policy's context to re-run that call alone (localise)
 
 
 def _grad_outputs(outputs, dtype):
@@ -48,16 +50,20 @@ def _grad_outputs(outputs, dtype):
             for t in tree_flatten(outputs)[0]]
 
 
-def run_model(model, inputs, grad_outputs=None, keep_inputs=False, keep_grads=False, watch_random=False):
+def run_model(model, inputs, grad_outputs=None, keep_inputs=False, keep_grads=False, watch_random=False,
+              seed_policy="none"):
     """One forward (module calls recorded), and a backward with grad_outputs when given (a list, one
-    per flattened output, or a callable making it from the outputs)."""
+    per flattened output, or a callable making it from the outputs); random draws as the seed
+    policy says (randomness.py)."""
     import contextlib
 
     import torch
     from torch.utils._pytree import tree_flatten
     model.zero_grad(set_to_none=True)
     recorder = OpRecorder(keep_outputs=False) if watch_random else contextlib.nullcontext()
-    with CallRecorder(model, keep_inputs=keep_inputs, keep_grads=keep_grads) as calls, recorder:
+    masks = randomness.masks(seed_policy)
+    with masks, CallRecorder(model, keep_inputs=keep_inputs, keep_grads=keep_grads,
+                             draws=lambda: randomness.position(masks)) as calls, recorder:
         outputs = model(*inputs)
     if callable(grad_outputs):
         grad_outputs = grad_outputs(outputs)
@@ -68,24 +74,63 @@ def run_model(model, inputs, grad_outputs=None, keep_inputs=False, keep_grads=Fa
     return Run(outputs, grads, calls, random_ops(recorder.ops) if watch_random else [], grad_outputs)
 
 
-def train_losses(model, inputs, built, steps):
-    """The loss before each of `steps` optimizer steps and after the last: steps + 1 values on the CPU."""
+@dataclass
+class Training:
+    losses: object  # tensor of steps + 1 losses (CPU)
+    grads: list  # per step, parameter name -> the gradient the step took (CPU; recorded on the golden only)
+
+
+def train_run(model, inputs, built, steps, seed_policy="none", record_grads=False) -> Training:
+    """The loss before each of `steps` optimizer steps and after the last: steps + 1 values on the
+    CPU; with record_grads, the gradients each step took (the golden's, for optimizer_run)."""
     import torch
     optimizer = built.optimizer(model.parameters())
-    losses = []
-    for step in range(steps + 1):
-        optimizer.zero_grad(set_to_none=True)
-        loss = built.loss(model(*inputs), *inputs)
-        losses.append(loss.detach().reshape(()).cpu())
-        if step < steps:
-            loss.backward()
-            optimizer.step()
-    return torch.stack(losses)
+    losses, grads = [], []
+    with randomness.masks(seed_policy):  # the k-th draw of the whole run: the same on every device
+        for step in range(steps + 1):
+            optimizer.zero_grad(set_to_none=True)
+            loss = built.loss(model(*inputs), *inputs)
+            losses.append(loss.detach().reshape(()).cpu())
+            if step < steps:
+                loss.backward()
+                if record_grads:
+                    grads.append({name: p.grad.detach().to("cpu", copy=True) if p.grad is not None else None
+                                  for name, p in model.named_parameters()})
+                optimizer.step()
+    return Training(torch.stack(losses), grads)
+
+
+def optimizer_run(model, built, grads) -> list:
+    """The optimizer's steps alone, each from given gradients (the CPU golden's, one mapping per
+    step) instead of the model's own: the parameters after each step, on the CPU. On a device this
+    is the optimizer step's own error, apart from the error its gradients inherit from the
+    device's forward and backward (docs/models.md, "The train check")."""
+    named = dict(model.named_parameters())
+    optimizer = built.optimizer(model.parameters())
+    after = []
+    for step_grads in grads:
+        for name, p in named.items():
+            g = step_grads.get(name)
+            p.grad = None if g is None else g.to(device=p.device, dtype=p.dtype)
+        optimizer.step()
+        after.append({name: p.detach().to("cpu", copy=True) for name, p in named.items()})
+    return after
+
+
+def _optimizer_outcome(actual, golden, reference):
+    """Every parameter after every step, stepped from the golden gradients."""
+    judgements, names = [], []
+    for step, (a, g, r) in enumerate(zip(actual, golden, reference), start=1):
+        for name in g:
+            names.append(f"{name} after step {step}")
+            judgements.append((len(names) - 1, judge(a[name], g[name], r.get(name))))
+    return _outcome("optimizer_step", judgements, names)
 
 
 def _train_outcome(actual, golden, reference):
     """Each step's loss judged alone: the float64 rule bounds it by the CPU's own error at that step,
     which the optimizer amplifies as it amplifies the device's (docs/models.md, "The train check")."""
+    actual, golden, reference = actual.losses, golden.losses, reference.losses
     judgements = [(i, judge(actual[i:i + 1], golden[i:i + 1], reference[i:i + 1])) for i in range(len(golden))]
     return _outcome("train", judgements, [f"loss after step {i}" for i in range(len(golden))])
 
@@ -124,9 +169,9 @@ def _backward_outcome(actual, golden, reference):
 class _Golden:
     """The CPU golden in one dtype, and the float64 reference, for every device to be compared with."""
 
-    def __init__(self, built, dtype, checks, steps=DEFAULT_STEPS):
+    def __init__(self, built, dtype, checks, steps=DEFAULT_STEPS, seed_policy="none"):
         import torch
-        self.built, self.dtype, self.steps = built, dtype, steps
+        self.built, self.dtype, self.steps, self.seed_policy = built, dtype, steps, seed_policy
         self.model = model_copy(built.model, "cpu", dtype)
         self.reference_model = model_copy(built.model, "cpu", torch.float64)
         inputs = convert(built.inputs, "cpu", dtype)
@@ -134,15 +179,23 @@ class _Golden:
         try:
             backward = "backward" in checks
             self.run = run_model(self.model, inputs, (lambda out: _grad_outputs(out, dtype)) if backward else None,
-                                 keep_inputs=True, keep_grads=backward, watch_random=True)
+                                 keep_inputs=True, keep_grads=backward, watch_random=True, seed_policy=seed_policy)
             self.grad_outputs = self.run.grad_outputs
             reference_grads = [g.double() if g is not None else None for g in self.grad_outputs or []]
             self.reference = run_model(self.reference_model, convert(built.inputs, "cpu", torch.float64),
-                                       reference_grads or None)
+                                       reference_grads or None, seed_policy=seed_policy)
             if "train" in checks:
-                self.train = train_losses(model_copy(built.model, "cpu", dtype), inputs, built, self.steps)
-                self.reference_train = train_losses(model_copy(built.model, "cpu", torch.float64),
-                                                    convert(built.inputs, "cpu", torch.float64), built, self.steps)
+                golden_model = model_copy(built.model, "cpu", dtype)
+                self.train = train_run(golden_model, inputs, built, self.steps, seed_policy, record_grads=True)
+                self.reference_train = train_run(model_copy(built.model, "cpu", torch.float64),
+                                                 convert(built.inputs, "cpu", torch.float64), built, self.steps,
+                                                 seed_policy)
+                # The optimizer alone from the golden gradients: the golden's own parameters after each
+                # step, and float64's from the same gradients (the rounding the dtype's step may make).
+                self.optimizer_steps = optimizer_run(model_copy(built.model, "cpu", dtype), built, self.train.grads)
+                self.reference_optimizer_steps = optimizer_run(
+                    model_copy(built.model, "cpu", torch.float64), built,
+                    [{k: (g.double() if g is not None else None) for k, g in step.items()} for step in self.train.grads])
         except Exception as e:  # noqa: BLE001  the model itself is broken in this dtype: no golden
             self.error = e
 
@@ -168,46 +221,52 @@ def _device(name):
     return device
 
 
-def compare_on(device, golden, checks) -> DeviceResult:
-    name, dtype_name = golden.built.name, str(golden.dtype).replace("torch.", "")
-    start = time.perf_counter()
+def _error_message(described) -> str:
+    suffix = f" [classified {described['category']}; recovery: {described['recovery_text'] or 'none'}]" \
+        if described["category"] else ""
+    return described["summary"] + suffix
 
-    def result(status, message, **kw):
-        return DeviceResult(name, str(device), dtype_name, status, message,
-                            duration_s=time.perf_counter() - start, **kw)
 
-    if golden.error is not None:
-        described = errors.describe(golden.error)
-        return result("error", f"no CPU golden: the model raised on the CPU in {dtype_name}: {described['summary']}",
-                      error=described)
-    if golden.run.random:
-        return result("error", f"the forward draws random numbers ({', '.join(golden.run.random)}): devices' random "
-                      "streams differ by design, so outputs cannot be compared; build the model in eval() or "
-                      "without random ops in the factory")
-    models = Models(golden.model, None, golden.reference_model)
-    try:
-        models.device = model_copy(golden.built.model, device, golden.dtype)
-        actual = run_model(models.device, convert(golden.built.inputs, device, golden.dtype), golden.grad_outputs)
-        if "train" in checks:
-            device_train = train_losses(model_copy(golden.built.model, device, golden.dtype),
-                                        convert(golden.built.inputs, device, golden.dtype), golden.built, golden.steps)
-    except Exception as e:  # noqa: BLE001  a device error is a result
-        described = errors.describe(e)
-        suffix = f" [classified {described['category']}; recovery: {described['recovery_text'] or 'none'}]" \
-            if described["category"] else ""
-        return result("error", described["summary"] + suffix, error=described)
+def _random_at(golden):
+    """The seed policy's context for re-running one recorded call alone (localise), or None."""
+    if golden.seed_policy == "none":
+        return None
+    return lambda call: randomness.masks(golden.seed_policy, call.draw_start)
+
+
+def _device_runs(device, golden, checks, models):
+    """The device's forward and backward, and for train its losses and its optimizer steps from the
+    golden gradients: (Run, Training or None, [parameters after each step] or None). Raises what
+    the device raises."""
+    built, dtype, policy = golden.built, golden.dtype, golden.seed_policy
+    models.device = model_copy(built.model, device, dtype)
+    actual = run_model(models.device, convert(built.inputs, device, dtype), golden.grad_outputs, seed_policy=policy)
+    training = optimizer_steps = None
+    if "train" in checks:
+        training = train_run(model_copy(built.model, device, dtype), convert(built.inputs, device, dtype), built,
+                             golden.steps, policy)
+        optimizer_steps = optimizer_run(model_copy(built.model, device, dtype), built, golden.train.grads)
+    return actual, training, optimizer_steps
+
+
+def _judged(device, golden, checks, models, runs, result):
+    """The DeviceResult of the device's runs: each check judged; the culprit localised on failure."""
+    actual, training, optimizer_steps = runs
     outcomes = {"forward": _forward_outcome(actual, golden.run, golden.reference)}
     if "backward" in checks and golden.grad_outputs is not None:
         outcomes["backward"] = _backward_outcome(actual, golden.run, golden.reference)
     if "train" in checks:
-        outcomes["train"] = _train_outcome(device_train, golden.train, golden.reference_train)
+        outcomes["train"] = _train_outcome(training, golden.train, golden.reference_train)
     outcomes = {k: v for k, v in outcomes.items() if k in checks}
+    if "train" in checks:  # part of the train check: the optimizer's own error (docs/models.md)
+        outcomes["optimizer_step"] = _optimizer_outcome(optimizer_steps, golden.optimizer_steps,
+                                                        golden.reference_optimizer_steps)
     message = "; ".join(o.describe() for o in outcomes.values())
     if all(o.passed for o in outcomes.values()):
         return result("pass", message, checks=outcomes)
     failed = [k for k in ("forward", "backward") if k in outcomes and not outcomes[k].passed]
     if not failed:
-        return result("fail", message + "; outputs and gradients agree: the optimizer's steps diverge", checks=outcomes)
+        return result("fail", message + "; " + _train_attribution(outcomes), checks=outcomes)
     phase = failed[0]
     try:
         divergence, layers = localise.localise(phase, golden.run.calls, actual.calls, models, device)
@@ -221,16 +280,75 @@ def compare_on(device, golden, checks) -> DeviceResult:
     return result("fail", message, checks=outcomes, first_divergence=divergence, layers=layers)
 
 
-def compare_model(model_fn, devices, dtypes=("float32",), checks=DEFAULT_CHECKS, steps=None) -> ModelComparison:
+def _train_attribution(outcomes) -> str:
+    """Outputs and gradients agree, yet training does not: the optimizer's own step (it diverges
+    from the golden gradients too), or the error its gradients inherit along the trajectory."""
+    own = outcomes["optimizer_step"]
+    if not own.passed:
+        return (f"outputs and gradients agree: the optimizer's steps diverge (its own error: stepped from the CPU "
+                f"golden's gradients, {own.failing[0]} differs)")
+    return ("the optimizer's steps agree when taken from the CPU golden's gradients: the divergence is inherited "
+            "from the forward and backward along the trajectory (not the optimizer's own)")
+
+
+def compare_on(device, golden, checks, recover=False) -> DeviceResult:
+    name, dtype_name = golden.built.name, str(golden.dtype).replace("torch.", "")
+    start = time.perf_counter()
+
+    def result(status, message, **kw):
+        return DeviceResult(name, str(device), dtype_name, status, message,
+                            duration_s=time.perf_counter() - start, **kw)
+
+    if golden.error is not None:
+        described = errors.describe(golden.error)
+        return result("error", f"no CPU golden: the model raised on the CPU in {dtype_name}: {described['summary']}",
+                      error=described)
+    if golden.run.random and golden.seed_policy == "none":
+        return result("error", f"the forward draws random numbers ({', '.join(golden.run.random)}): devices' random "
+                      "streams differ by design, so outputs cannot be compared; use the seed policy same_mask "
+                      "(seed_policy: same_mask) to replay the CPU's masks on every device, or build the model in "
+                      "eval() or without random ops in the factory")
+    models = Models(golden.model, None, golden.reference_model, _random_at(golden))
+    try:
+        return _judged(device, golden, checks, models, _device_runs(device, golden, checks, models), result)
+    except Exception as e:  # noqa: BLE001  a device error is a result
+        described = errors.describe(e)
+    if not (recover and applicable(described)):
+        return result("error", _error_message(described), error=described)
+    # The recovery the classifier suggests, applied to the op that raised, and the device run again.
+    recovery = OpRecovery(device)
+    try:
+        with recovery:
+            rerun = _judged(device, golden, checks, models, _device_runs(device, golden, checks, models), result)
+    except Exception as e:  # noqa: BLE001  the rerun raised too: its error, with what was tried
+        again = errors.describe(e)
+        described["recovered"] = {"applied": recovery.records(), "rerun_status": "error", "rerun_error": again["text"]}
+        return result("error", f"{_error_message(described)}; recovered ({recovery.describe()}), the rerun raised: "
+                      f"{_error_message(again)}", error=described)
+    described["recovered"] = {"applied": recovery.records(), "rerun_status": rerun.status}
+    rerun.error = described
+    rerun.message = (f"{rerun.message}; recovered from {_error_message(described)}: applied {recovery.describe()}; "
+                     f"the rerun is {rerun.status}")
+    return rerun
+
+
+def compare_model(model_fn, devices, dtypes=("float32",), checks=DEFAULT_CHECKS, steps=None, seed_policy=None,
+                  recover=False) -> ModelComparison:
     """Compare a model on each device with the CPU golden. model_fn: a factory (callable taking no
     arguments, returning (model, inputs)) or its name 'module:callable'. devices: e.g. ["sim", "cuda"].
     checks: forward, backward (default) and train (the loss before and after each of `steps`
     optimizer steps; the factory returns a mapping with loss and optimizer).
+    seed_policy: for a random forward (dropout in train mode): "none" refuses it (the result says
+    so), "same_mask" replays the same masks on every device (default: the factory's, else none).
+    recover: a device error that crossdev's classifier recognises is recovered (the op that raised
+    runs as its class's recovery says) and the device run again; the result records both.
     Raises FactoryError for a factory that does not import, raises or returns the wrong thing, and
-    ValueError for an unknown dtype or check; a device's own error is an `error` result."""
+    ValueError for an unknown dtype, check or seed policy; a device's own error is an `error` result."""
     unknown = [c for c in checks if c not in CHECKS]
     if unknown:
         raise ValueError(f"unknown check '{unknown[0]}'; expected one of {', '.join(CHECKS)}")
+    if seed_policy is not None:
+        randomness.check_policy(seed_policy)
     if isinstance(devices, str):
         devices = [devices]
     torch_dtypes = [_dtype(d) if isinstance(d, str) else d for d in dtypes]
@@ -240,8 +358,9 @@ def compare_model(model_fn, devices, dtypes=("float32",), checks=DEFAULT_CHECKS,
         raise FactoryError(f"model factory '{built.name}': the train check needs a mapping with model, inputs, loss "
                            f"and optimizer ({TRAIN_CONTRACT}); it returned no {'loss' if built.loss is None else 'optimizer'}")
     steps = steps if steps is not None else (built.steps or DEFAULT_STEPS)
+    policy = seed_policy or built.seed_policy or "none"
     results = []
     for dtype in torch_dtypes:
-        golden = _Golden(built, dtype, checks, steps)
-        results.extend(compare_on(device, golden, checks) for device in targets)
+        golden = _Golden(built, dtype, checks, steps, policy)
+        results.extend(compare_on(device, golden, checks, recover) for device in targets)
     return ModelComparison(built.name, results)

@@ -24,6 +24,7 @@ class Built:
     loss: object = None  # train: loss(output, *inputs) -> scalar tensor (the mapping form only)
     optimizer: object = None  # train: optimizer(parameters) -> torch.optim.Optimizer
     steps: int | None = None  # train: optimizer steps (the mapping's, else the caller's)
+    seed_policy: str | None = None  # a random forward: none | same_mask (the mapping's; randomness.py)
 
 
 def load_factory(spec: str):
@@ -68,13 +69,18 @@ def build(model_fn) -> Built:
         missing = [k for k in ("model", "inputs") if k not in made]
         if missing:
             raise FactoryError(f"model factory '{name}' returned a mapping without {', '.join(missing)}; "
-                               "expected keys model, inputs (and for train: loss, optimizer)")
+                               "expected keys model, inputs (and for train: loss, optimizer; optional steps, seed_policy)")
         model, inputs = made["model"], made["inputs"]
-        train = {k: made.get(k) for k in ("loss", "optimizer", "steps")}
+        train = {k: made.get(k) for k in ("loss", "optimizer", "steps", "seed_policy")}
         for key in ("loss", "optimizer"):
             if train[key] is not None and not callable(train[key]):
                 raise FactoryError(f"model factory '{name}' returned a {type(train[key]).__name__} as its {key}; "
                                    f"expected a callable ({TRAIN_CONTRACT})")
+        if train["seed_policy"] is not None:
+            from .randomness import SEED_POLICIES
+            if train["seed_policy"] not in SEED_POLICIES:
+                raise FactoryError(f"model factory '{name}' returned seed_policy {train['seed_policy']!r}; "
+                                   f"expected one of {', '.join(SEED_POLICIES)}")
     elif isinstance(made, tuple) and len(made) == 2:
         model, inputs = made
         train = {}

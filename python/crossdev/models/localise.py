@@ -53,6 +53,13 @@ def _worst(judgements):
     return not failing, max(j.max_abs for _, j in judgements), pick.describe()
 
 
+def _random(models, call):
+    """The seed policy's context for re-running `call` alone: its draws replayed from where the
+    golden's run made them (randomness.SameMasks), or nothing."""
+    at = getattr(models, "random_at", None)
+    return at(call) if at is not None else contextlib.nullcontext()
+
+
 def _module(model, path):
     return model if path == "" else model.get_submodule(path)
 
@@ -66,9 +73,9 @@ def _inherited(golden_call, device_calls):
     return _worst(judge_all(twin.output, golden_call.output))[1]
 
 
-def _forward_alone(model, call, device, dtype=None):
+def _forward_alone(model, call, device, dtype=None, random=None):
     import torch
-    with torch.no_grad():
+    with torch.no_grad(), random if random is not None else contextlib.nullcontext():
         return _module(model, call.path)(*convert(call.args, device, dtype), **convert(call.kwargs, device, dtype))
 
 
@@ -77,14 +84,14 @@ def forward_layers(calls, device_calls, models, device):
     import torch
     layers = []
     for call in calls:
-        own = _forward_alone(models.device, call, device)
-        reference = _forward_alone(models.reference, call, "cpu", torch.float64)
+        own = _forward_alone(models.device, call, device, random=_random(models, call))
+        reference = _forward_alone(models.reference, call, "cpu", torch.float64, random=_random(models, call))
         passed, worst, detail = _worst(judge_all(own, call.output, reference))
         layers.append(LayerError(call.path, "forward", _inherited(call, device_calls), worst, passed, detail, call.index))
     return layers
 
 
-def _local_grads(module, call, device, dtype=None, recorder=None):
+def _local_grads(module, call, device, dtype=None, recorder=None, random=None):
     """Gradients of the call's floating inputs and of the module's parameters, given the golden's
     gradient at its output; None when no gradient reached the call."""
     import torch
@@ -93,7 +100,8 @@ def _local_grads(module, call, device, dtype=None, recorder=None):
     leaves = [t.requires_grad_(True) for t in tree_flatten((args, kwargs))[0]
               if isinstance(t, torch.Tensor) and t.is_floating_point()]
     params = [p for _, p in module.named_parameters()]
-    outputs = tree_flatten(module(*args, **kwargs))[0]
+    with random if random is not None else contextlib.nullcontext():
+        outputs = tree_flatten(module(*args, **kwargs))[0]
     pairs = [(o, g) for o, g in zip(outputs, call.grad_output)
              if isinstance(o, torch.Tensor) and o.requires_grad and g is not None]
     targets = leaves + [p for p in params if p.requires_grad]
@@ -124,11 +132,12 @@ def backward_layers(calls, models, device):
     import torch
     layers = []
     for call in sorted(calls, key=lambda c: -c.finished):
-        golden = _local_grads(_module(models.golden, call.path), call, "cpu")
+        golden = _local_grads(_module(models.golden, call.path), call, "cpu", random=_random(models, call))
         if golden is None:
             continue
-        own = _local_grads(_module(models.device, call.path), call, device)
-        reference = _local_grads(_module(models.reference, call.path), call, "cpu", torch.float64)
+        own = _local_grads(_module(models.device, call.path), call, device, random=_random(models, call))
+        reference = _local_grads(_module(models.reference, call.path), call, "cpu", torch.float64,
+                                 random=_random(models, call))
         passed, worst, detail = _worst(_judge_grads(own, golden, reference))
         layers.append(LayerError(call.path, "backward", float("nan"), worst, passed, detail, call.index))
     return layers
@@ -157,10 +166,10 @@ def first_op(call, models, device, phase):
         module = _module(model, call.path)
         if phase == "forward":
             args, kwargs = convert(call.args, where, dtype), convert(call.kwargs, where, dtype)
-            with recorder, torch.no_grad():
+            with _random(models, call), recorder, torch.no_grad():
                 module(*args, **kwargs)
         else:
-            _local_grads(module, call, where, dtype, recorder)
+            _local_grads(module, call, where, dtype, recorder, random=_random(models, call))
         recorded[side] = recorder.ops
     device_ops, golden_ops, reference_ops = recorded["device"], recorded["golden"], recorded["reference"]
     for i, (d, g) in enumerate(zip(device_ops, golden_ops)):

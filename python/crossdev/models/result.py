@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 
 @dataclass
 class CheckOutcome:
-    check: str  # forward | backward | train
+    check: str  # forward | backward | train | optimizer_step (part of train: stepped from the golden gradients)
     passed: bool
     compared: int  # tensors compared (outputs, or parameters' gradients)
     failing: list  # names of the failing tensors ("output[0]", "mlp.fc1.weight")
@@ -16,7 +16,8 @@ class CheckOutcome:
     max_abs: float
 
     def describe(self) -> str:
-        what = {"forward": "outputs", "backward": "gradients", "train": "losses"}[self.check]
+        what = {"forward": "outputs", "backward": "gradients", "train": "losses",
+                "optimizer_step": "parameters stepped from the golden gradients"}[self.check]
         if self.passed:
             return f"{self.check}: {self.compared} {what} agree (max_abs {self.max_abs:.3g})"
         return f"{self.check}: {len(self.failing)}/{self.compared} {what} differ, first {self.failing[0]}: {self.worst}"

@@ -60,6 +60,11 @@ def _case(result, case) -> dict:
         case["details"]["exception"] = result.error["text"]
         if result.error["category"]:
             case["details"].update(error_category=result.error["category"], recovery=result.error["recovery_text"])
+        if result.error.get("recovered"):  # recover: true (compare.compare_on): what was applied, how the rerun went
+            recovered = result.error["recovered"]
+            case["details"].update(recovery_applied="; ".join(f"{r['action']} for {r['op']} ({r['calls']} calls)"
+                                                              for r in recovered["applied"]) or "nothing",
+                                   rerun_status=recovered["rerun_status"])
     return case
 
 
@@ -88,8 +93,9 @@ def run(request, out) -> None:
                     built = build(row["model"])
                 if dtype_name not in goldens:
                     goldens[dtype_name] = _Golden(built, _dtype(dtype_name), checks,
-                                                  row.get("steps") or built.steps or DEFAULT_STEPS)
-                _case(compare_on(torch.device(device), goldens[dtype_name], checks), case)
+                                                  row.get("steps") or built.steps or DEFAULT_STEPS,
+                                                  row.get("seed_policy") or built.seed_policy or "none")
+                _case(compare_on(torch.device(device), goldens[dtype_name], checks, bool(row.get("recover"))), case)
         except FactoryError as e:  # the engine checks rows first; a front end that does not still gets the words
             case.update(status="error", message=str(e))
         except Exception as e:  # noqa: BLE001  the harness could not evaluate this case

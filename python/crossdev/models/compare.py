@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from . import errors, localise
+from . import depth, errors, localise
 from .capture import CallRecorder
 from .factory import TRAIN_CONTRACT, FactoryError, build
 from .ops import OpRecorder, random_ops
@@ -138,7 +138,7 @@ class _Golden:
             self.grad_outputs = self.run.grad_outputs
             reference_grads = [g.double() if g is not None else None for g in self.grad_outputs or []]
             self.reference = run_model(self.reference_model, convert(built.inputs, "cpu", torch.float64),
-                                       reference_grads or None)
+                                       reference_grads or None, keep_grads=backward)
             if "train" in checks:
                 self.train = train_losses(model_copy(built.model, "cpu", dtype), inputs, built, self.steps)
                 self.reference_train = train_losses(model_copy(built.model, "cpu", torch.float64),
@@ -187,7 +187,8 @@ def compare_on(device, golden, checks) -> DeviceResult:
     models = Models(golden.model, None, golden.reference_model)
     try:
         models.device = model_copy(golden.built.model, device, golden.dtype)
-        actual = run_model(models.device, convert(golden.built.inputs, device, golden.dtype), golden.grad_outputs)
+        actual = run_model(models.device, convert(golden.built.inputs, device, golden.dtype), golden.grad_outputs,
+                           keep_grads=golden.grad_outputs is not None)
         if "train" in checks:
             device_train = train_losses(model_copy(golden.built.model, device, golden.dtype),
                                         convert(golden.built.inputs, device, golden.dtype), golden.built, golden.steps)
@@ -203,11 +204,14 @@ def compare_on(device, golden, checks) -> DeviceResult:
         outcomes["train"] = _train_outcome(device_train, golden.train, golden.reference_train)
     outcomes = {k: v for k, v in outcomes.items() if k in checks}
     message = "; ".join(o.describe() for o in outcomes.values())
+    along = {"depth": depth.inherited(golden.run.calls, actual.calls, golden.reference.calls, golden.dtype, outcomes),
+             "losses": depth.losses(golden.train, golden.reference_train, device_train) if "train" in checks else None}
     if all(o.passed for o in outcomes.values()):
-        return result("pass", message, checks=outcomes)
+        return result("pass", message, checks=outcomes, **along)
     failed = [k for k in ("forward", "backward") if k in outcomes and not outcomes[k].passed]
     if not failed:
-        return result("fail", message + "; outputs and gradients agree: the optimizer's steps diverge", checks=outcomes)
+        return result("fail", message + "; outputs and gradients agree: the optimizer's steps diverge", checks=outcomes,
+                      **along)
     phase = failed[0]
     try:
         divergence, layers = localise.localise(phase, golden.run.calls, actual.calls, models, device)
@@ -218,7 +222,8 @@ def compare_on(device, golden, checks) -> DeviceResult:
         message += f"; first divergence: {divergence.describe()}"
     elif layers:
         message += f"; no module's own {phase} error is out of tolerance (the error accumulates)"
-    return result("fail", message, checks=outcomes, first_divergence=divergence, layers=layers)
+    along["depth"] = depth.with_own(along["depth"], layers)
+    return result("fail", message, checks=outcomes, first_divergence=divergence, layers=layers, **along)
 
 
 def compare_model(model_fn, devices, dtypes=("float32",), checks=DEFAULT_CHECKS, steps=None) -> ModelComparison:

@@ -3,6 +3,7 @@ error along the depth (one inherited polyline per device, own dashed, the tolera
 divergence marked), the train check's loss curves, and a table of the cases with first_divergence;
 on bundles made with crossdev.report.sample (the models suite's case records: details and `data`)."""
 import html
+import random
 import json
 import re
 
@@ -92,3 +93,33 @@ def test_the_schema_rejects_malformed_layers(tmp_path, capsys):
     path.write_text(json.dumps(sample.bundle("cuda", [case])), encoding="utf-8")
     assert validate_run([str(path)]) == 2
     assert "data.layers[0] (module '(model)').phase: expected one of forward, backward" in capsys.readouterr().err
+
+
+ODD_NUMBERS = [None, 0, -0.0, -1, 5e-324, 1e-300, 1e-7, 0.5, 2, 1.7976931348623157e308, "1e999"]
+
+
+def test_schema_valid_odd_data_renders(tmp_path):
+    """Numbers at the float64 edges (subnormals, the largest, 1e999 read as inf, negatives, nulls),
+    repeated or unknown call indices, losses of any length: validated, then rendered (exit 0)."""
+    r = random.Random(0)
+    for trial in range(40):
+        cases = []
+        for _ in range(r.randint(1, 3)):
+            case = sample.models_case("m", r.choice(["cuda", "mps"]), "float32")
+            case["data"] = {"layers": [
+                {"module": r.choice(["", "a", "a.b"]), "call": r.choice([0, 1, 2, 10 ** 9, -5]),
+                 "parent": r.choice([None, 0]), "phase": r.choice(["forward", "backward"]),
+                 **{key: r.choice(ODD_NUMBERS) for key in ("inherited", "own", "limit")},
+                 "inherited_passed": r.choice([None, True, False]), "own_passed": r.choice([None, True, False])}
+                for _ in range(r.randint(0, 6))]}
+            if r.random() < 0.5:
+                case["data"]["losses"] = {run: [r.choice(ODD_NUMBERS) for _ in range(r.randint(0, 4))]
+                                          for run in r.sample(["golden", "float64", "device"], r.randint(0, 3))}
+            if r.random() < 0.5:
+                case["data"]["first_divergence_call"] = r.choice([0, 1, 10 ** 9])
+                case["details"].update(first_divergence="a", first_divergence_phase=r.choice(["forward", "backward"]))
+            cases.append(case)
+        path = tmp_path / f"odd{trial}.json"
+        path.write_text(json.dumps(sample.bundle("cuda", cases)).replace('"1e999"', "1e999"), encoding="utf-8")
+        assert validate_run([str(path)]) == 0, path.read_text()[:400]
+        assert render_main([str(path), "--out", str(tmp_path / f"out{trial}")]) == 0, path.read_text()[:400]

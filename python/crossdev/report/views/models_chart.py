@@ -36,10 +36,13 @@ class LogScale:
 
     def __init__(self, values: Sequence):
         positive = [float(v) for v in values if _finite(v) and v > 0]
-        self.lo = math.floor(math.log10(min(positive))) if positive else -9
-        self.hi = math.ceil(math.log10(max(positive))) if positive else 0
+        # Decades a float64 can spell as 10.0 ** d (subnormals sit on the floor).
+        self.lo = max(math.floor(math.log10(min(positive))), -307) if positive else -9
+        self.hi = min(math.ceil(math.log10(max(positive))), 308) if positive else 0
         if self.hi <= self.lo:
+            self.lo = min(self.lo, 307)
             self.hi = self.lo + 1
+        self.step = max(1, math.ceil((self.hi - self.lo) / 12))  # at most about a dozen grid lines
 
     def y(self, value: float) -> float:
         if not _finite(value):
@@ -81,7 +84,7 @@ def depth_chart(labels: List[str], limits: List[Optional[float]], lines: List[Li
                         points=" ".join(f"{x:.1f},{y:.1f}" for x, y in outline), fill=BAND, class_="tolerance"))
         parts.append(el("polyline", points=" ".join(f"{x:.1f},{y:.1f}" for x, y in band), fill="none",
                         stroke="#1a7f37", stroke_width=1, class_="limit"))
-    for decade in range(scale.lo, scale.hi + 1):
+    for decade in range(scale.lo, scale.hi + 1, scale.step):
         y = scale.y(10.0 ** decade)
         parts.append(el("line", x1=LEFT, x2=LEFT + plot_w, y1=f"{y:.1f}", y2=f"{y:.1f}", stroke="#eaeef2"))
         parts.append(el("text", f"1e{decade}", x=LEFT - 4, y=f"{y + 4:.1f}", text_anchor="end"))
@@ -146,14 +149,16 @@ def loss_chart(curves: List[Curve], aria: str) -> Markup:
     width, height = LEFT + plot_w + LEGEND_W, TOP + PLOT_H + 40
     values = [float(v) for c in curves for v in c.values if _finite(v)]
     lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
-    if hi - lo <= abs(hi) * 1e-12 or hi == lo:
+    if hi / 2 - lo / 2 <= abs(hi) * 1e-12:  # one value (or all agree to 12 digits): centre it
         lo, hi = lo - 0.5 * (abs(lo) or 1.0), hi + 0.5 * (abs(hi) or 1.0)
     x_of = lambda i: LEFT + plot_w * (i + 0.5) / max(steps, 1)  # noqa: E731
 
     def y_of(v):
         if not _finite(v):
             return TOP if v is not None and v > 0 else TOP + PLOT_H
-        return TOP + PLOT_H * (1 - (v - lo) / (hi - lo))
+        span = hi / 2 - lo / 2  # halves: no overflow between the largest floats
+        share = (v / 2 - lo / 2) / span if span > 0 else 0.5
+        return TOP + PLOT_H * (1 - min(max(share, 0.0), 1.0))
 
     bottom = TOP + PLOT_H
     parts = [el("line", x1=LEFT, x2=LEFT + plot_w, y1=bottom, y2=bottom, stroke="#8c959f"),

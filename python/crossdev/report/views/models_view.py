@@ -137,7 +137,8 @@ def render(report: Report):
     parts = [el("p", "Each model on each device against its CPU golden (docs/models.md). The error of every module "
                      "call along the depth, on a log scale: inherited (the device's full run: errors of earlier layers "
                      "included) solid, own (the call alone on the golden's inputs, measured only when a check fails) "
-                     "dashed. The green band is the dtype's tolerance on max_abs; a call also passes when the device "
+                     "dashed; an exact 0 sits on the bottom line. The green band is the dtype's tolerance on max_abs; a "
+                     "call also passes when the device "
                      "is within 4x the CPU's own error against float64, so the verdict (a red ring when out of "
                      "tolerance) is what counts. The first divergence is the innermost call, first in order, whose "
                      "own error is out of tolerance.", class_="note")]

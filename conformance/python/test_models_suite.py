@@ -65,8 +65,12 @@ def test_a_wrong_gelu_on_the_device_fails_the_row_naming_the_culprit_in_the_bund
     earlier = [p for p in layers if p not in ("(model)", "mlp", "mlp.act", "mlp.fc2", "mlp_residual")]
     assert len(earlier) >= 10 and all(layers[p]["verdict"] == "ok" for p in earlier), layers
     assert case["metrics"]["forward_failing"] == 1 and case["metrics"]["backward_compared"] == 10
+    # The same along the depth as the case's structured `data`, through the engine's record (the report draws it).
+    forward = {p["module"]: p for p in case["data"]["layers"] if p["phase"] == "forward"}
+    assert forward["mlp.fc2"]["inherited_passed"] is False and forward["mlp.fc2"]["own_passed"] is True
+    assert forward["mlp.act"]["own_passed"] is False and forward["mlp.act"]["call"] == case["data"]["first_divergence_call"]
     absent = cases["t.dit/xpu/float32"]
-    assert absent["status"] == "skip" and "--simulate xpu" in absent["message"]
+    assert absent["status"] == "skip" and "--simulate xpu" in absent["message"] and "data" not in absent
     assert "t.dit/mps/float32" in junit.read_text()
 
 

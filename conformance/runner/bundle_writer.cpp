@@ -114,6 +114,7 @@ std::string bundle_json(const BundleInput& in) {
     w.key("details").begin_object();
     for (const auto& [k, v] : c.details) w.field(k, v);
     w.end_object();
+    if (!c.data_json.empty()) w.key("data").raw(c.data_json);
     w.end_object();
   }
   w.end_array();

@@ -74,12 +74,13 @@ std::string encode_case(const CaseResult& r) {
     return std::string(b);
   });
   line += '\t' + pairs(r.details, [](const std::string& v) { return esc(v); });
+  if (!r.data_json.empty()) line += '\t' + esc(r.data_json);
   return line;
 }
 
 std::optional<CaseResult> decode_case(const std::string& line) {
   const auto f = split(line, '\t');
-  if (f.size() != 15 || f[0] != "CASE") return std::nullopt;
+  if ((f.size() != 15 && f.size() != 16) || f[0] != "CASE") return std::nullopt;  // 16: with `data`
   CaseResult r;
   r.id = unescape_field(f[1]);
   r.row_id = unescape_field(f[2]);
@@ -100,6 +101,11 @@ std::optional<CaseResult> decode_case(const std::string& line) {
   for (const auto& kv : split(f[14], '\x1f')) {
     const auto parts = split(kv, '\x1e');
     if (parts.size() == 2) r.details.emplace_back(unescape_field(parts[0]), unescape_field(parts[1]));
+  }
+  if (f.size() == 16) {
+    r.data_json = unescape_field(f[15]);
+    // Written verbatim into the bundle: anything but an object would break its structure.
+    if (r.data_json.size() < 2 || r.data_json.front() != '{' || r.data_json.back() != '}') return std::nullopt;
   }
   return r;
 }

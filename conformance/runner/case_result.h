@@ -30,6 +30,9 @@ struct CaseResult {
   std::string message;   // why it failed / was skipped / is xfail
   std::vector<std::pair<std::string, double>> metrics;
   std::vector<std::pair<std::string, std::string>> details;  // expected/actual and other facts
+  // Structured results a Python suite attaches (models: the error along the depth, the losses per
+  // step): one serialised JSON object written verbatim as the case's `data`, or "" for none.
+  std::string data_json;
   double duration_s = 0.0;
 };
 

@@ -91,6 +91,7 @@ std::vector<CaseResult> run_python_row(const Row& row, const Suite& suite, const
             c.message = r->message;
             c.metrics = r->metrics;
             c.details = r->details;
+            c.data_json = r->data_json;
             c.duration_s = r->duration_s;
             results.push_back(std::move(c));
             current = -1;

@@ -78,7 +78,8 @@ def _escape(text: str) -> str:
 
 
 def encode_case(case: dict) -> str:
-    """The engine's case record (runner/case_codec.cpp encode_case): CASE and 14 tab-separated fields.
+    """The engine's case record (runner/case_codec.cpp encode_case): CASE and 14 tab-separated fields, and a
+    15th with the case's `data` when it has any.
     The row's bookkeeping fields (row id, suite, source, intent, file, line) are left empty: the engine
     fills them from the row it handed over."""
     metrics = "\x1f".join(f"{_escape(k)}\x1e{float(v)!r}" for k, v in case.get("metrics", {}).items())
@@ -86,7 +87,10 @@ def encode_case(case: dict) -> str:
     fields = [case["id"], "", "", "", "", "", "0", str(STATUS_CODES[case["status"]]), case.get("device", ""),
               str(EXECUTION_CODES[case.get("execution", "real")]), case.get("message", ""),
               f"{float(case.get('duration_s', 0.0)):.9g}"]
-    return "CASE\t" + "\t".join(_escape(f) for f in fields) + "\t" + metrics + "\t" + details
+    line = "CASE\t" + "\t".join(_escape(f) for f in fields) + "\t" + metrics + "\t" + details
+    if case.get("data"):  # structured results (a JSON object), written verbatim as the bundle case's `data`
+        line += "\t" + _escape(json.dumps(case["data"], allow_nan=False, separators=(",", ":")))
+    return line
 
 
 def _die_with_parent() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from . import errors, localise, randomness
+from . import depth, errors, localise, randomness
 from .capture import CallRecorder
 from .factory import TRAIN_CONTRACT, FactoryError, build
 from .ops import OpRecorder, random_ops
@@ -183,7 +183,7 @@ class _Golden:
             self.grad_outputs = self.run.grad_outputs
             reference_grads = [g.double() if g is not None else None for g in self.grad_outputs or []]
             self.reference = run_model(self.reference_model, convert(built.inputs, "cpu", torch.float64),
-                                       reference_grads or None, seed_policy=seed_policy)
+                                       reference_grads or None, keep_grads=backward, seed_policy=seed_policy)
             if "train" in checks:
                 golden_model = model_copy(built.model, "cpu", dtype)
                 self.train = train_run(golden_model, inputs, built, self.steps, seed_policy, record_grads=True)
@@ -240,7 +240,8 @@ def _device_runs(device, golden, checks, models):
     the device raises."""
     built, dtype, policy = golden.built, golden.dtype, golden.seed_policy
     models.device = model_copy(built.model, device, dtype)
-    actual = run_model(models.device, convert(built.inputs, device, dtype), golden.grad_outputs, seed_policy=policy)
+    actual = run_model(models.device, convert(built.inputs, device, dtype), golden.grad_outputs,
+                       keep_grads=golden.grad_outputs is not None, seed_policy=policy)
     training = optimizer_steps = None
     if "train" in checks:
         training = train_run(model_copy(built.model, device, dtype), convert(built.inputs, device, dtype), built,
@@ -262,11 +263,14 @@ def _judged(device, golden, checks, models, runs, result):
         outcomes["optimizer_step"] = _optimizer_outcome(optimizer_steps, golden.optimizer_steps,
                                                         golden.reference_optimizer_steps)
     message = "; ".join(o.describe() for o in outcomes.values())
+    along = {"depth": depth.inherited(golden.run.calls, actual.calls, golden.reference.calls, golden.dtype, outcomes),
+             "losses": depth.losses(golden.train.losses, golden.reference_train.losses, training.losses)
+             if "train" in checks else None}
     if all(o.passed for o in outcomes.values()):
-        return result("pass", message, checks=outcomes)
+        return result("pass", message, checks=outcomes, **along)
     failed = [k for k in ("forward", "backward") if k in outcomes and not outcomes[k].passed]
     if not failed:
-        return result("fail", message + "; " + _train_attribution(outcomes), checks=outcomes)
+        return result("fail", message + "; " + _train_attribution(outcomes), checks=outcomes, **along)
     phase = failed[0]
     try:
         divergence, layers = localise.localise(phase, golden.run.calls, actual.calls, models, device)
@@ -277,7 +281,8 @@ def _judged(device, golden, checks, models, runs, result):
         message += f"; first divergence: {divergence.describe()}"
     elif layers:
         message += f"; no module's own {phase} error is out of tolerance (the error accumulates)"
-    return result("fail", message, checks=outcomes, first_divergence=divergence, layers=layers)
+    along["depth"] = depth.with_own(along["depth"], layers)
+    return result("fail", message, checks=outcomes, first_divergence=divergence, layers=layers, **along)
 
 
 def _train_attribution(outcomes) -> str:

@@ -6,6 +6,15 @@ import math
 from dataclasses import asdict, dataclass, field
 
 
+def _number(value):
+    """JSON has no NaN or infinity: null (the bundle's rule for non-finite numbers)."""
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def _plain(record: dict) -> dict:
+    return {k: _number(v) for k, v in record.items()}
+
+
 @dataclass
 class CheckOutcome:
     check: str  # forward | backward | train | optimizer_step (part of train: stepped from the golden gradients)
@@ -33,6 +42,9 @@ class DeviceResult:
     checks: dict = field(default_factory=dict)  # check -> CheckOutcome
     first_divergence: object = None  # localise.Divergence, when a check failed
     layers: list = field(default_factory=list)  # localise.LayerError per module call, when localised
+    # depth.DepthPoint per module call and phase: the inherited error always, the own where localised
+    depth: list = field(default_factory=list)
+    losses: dict | None = None  # train: {"golden", "float64", "device"}: the loss before each step and after the last
     error: dict | None = None  # errors.describe() of the device's exception
     duration_s: float = 0.0
 
@@ -48,8 +60,9 @@ class DeviceResult:
         out = {k: getattr(self, k) for k in ("model", "device", "dtype", "status", "message", "error", "duration_s")}
         out["checks"] = {k: asdict(v) for k, v in self.checks.items()}
         out["first_divergence"] = asdict(self.first_divergence) if self.first_divergence is not None else None
-        out["layers"] = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(layer).items()}
-                         for layer in self.layers]
+        out["layers"] = [_plain(asdict(layer)) for layer in self.layers]
+        out["depth"] = [_plain(asdict(point)) for point in self.depth]
+        out["losses"] = {k: [_number(v) for v in values] for k, values in self.losses.items()} if self.losses else None
         return out
 
     def depth_table(self) -> str:

@@ -3,6 +3,7 @@ row's factory once and validates its dtypes and checks; `run` compares the model
 kind x dtype of the row, one case each, in a fixed order (the engine resumes after a crash by index)."""
 from __future__ import annotations
 
+import math
 import time
 
 from .compare import CHECKS, DEFAULT_CHECKS, DEFAULT_STEPS, DTYPES, compare_on
@@ -43,6 +44,30 @@ def plan_cases(request, out) -> None:
         out.item(index, case_id(request["row"], kind, dtype_name), kind)
 
 
+def _layer(point) -> dict:
+    """A DepthPoint as the bundle's case.data.layers[] item (docs/bundle-schema.md, "Models data")."""
+    number = lambda v: v if math.isfinite(v) else None  # noqa: E731  JSON has no NaN or infinity: null
+    return {"module": point.path or "(model)", "call": point.call, "parent": point.parent, "phase": point.phase,
+            "inherited": number(point.inherited), "inherited_passed": point.inherited_passed,
+            "own": number(point.own), "own_passed": point.own_passed, "limit": number(point.limit)}
+
+
+def _data(result) -> dict:
+    """The case's structured `data`: every module call's error along the depth and, for train, the losses."""
+    data = {}
+    if result.depth:
+        data["layers"] = [_layer(p) for p in result.depth]
+    if result.losses:
+        data["losses"] = {run: [v if math.isfinite(v) else None for v in values] for run, values in result.losses.items()}
+    d = result.first_divergence
+    if d is not None:  # which call of the module (a module may be called more than once): the first failing own
+        call = next((p.call for p in result.depth if p.phase == d.phase and p.path == d.module and p.own_passed is False),
+                    None)
+        if call is not None:
+            data["first_divergence_call"] = call
+    return data
+
+
 def _case(result, case) -> dict:
     """The engine's case from a DeviceResult."""
     case.update(status=result.status, message=result.message)
@@ -56,6 +81,9 @@ def _case(result, case) -> dict:
                                first_divergence_phase=d.phase, first_divergence_detail=d.detail)
     if result.layers:
         case["details"]["error_along_depth"] = result.depth_table()
+    data = _data(result)
+    if data:
+        case["data"] = data
     if result.error:
         case["details"]["exception"] = result.error["text"]
         if result.error["category"]:

@@ -171,6 +171,19 @@ EXECUTION_TARGET = Obj(
     }
 )
 
+# A case's structured `data` (written by Python suites; docs/bundle-schema.md, "Models data"): the models
+# suite's error along the depth, one item per module call and phase, and the train check's losses per step.
+MODEL_LAYER = Obj(
+    {"module": STR, "call": INT, "phase": OneOf(("forward", "backward")), "inherited": NUMBER, "own": NUMBER},
+    optional={"parent": Nullable(INT), "inherited_passed": Nullable(BOOL), "own_passed": Nullable(BOOL),
+              "limit": NUMBER},
+)
+CASE_DATA = Obj({}, optional={
+    "layers": ListOf(MODEL_LAYER, "module"),
+    "losses": Obj({}, optional={run: ListOf(NUMBER) for run in ("golden", "float64", "device")}),
+    "first_divergence_call": INT,
+})
+
 CASE = Obj(
     {
         "id": STR,
@@ -190,6 +203,7 @@ CASE = Obj(
         "simulated": BOOL,
         "duration_s": SECONDS,
         "details": MapOf(STR),
+        "data": CASE_DATA,
     },
 )
 

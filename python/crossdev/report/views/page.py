@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Callable, List, NamedTuple, Optional
 
 from crossdev.report.merge import Report
-from crossdev.report.views import (bench_view, errors_view, failures_view, manager_view, opinfo_view, redirect_view,
-                                   scoreboard_view, suites_view, summary_view, trends_view)
+from crossdev.report.views import (bench_view, errors_view, failures_view, manager_view, models_view, opinfo_view,
+                                   redirect_view, scoreboard_view, suites_view, summary_view, trends_view)
 from crossdev.report.views.h import Markup, el, join
 
 _ASSETS = Path(__file__).resolve().parent / "assets"
@@ -31,6 +31,7 @@ SECTIONS: List[Section] = [
     Section("summary", "Summary per runner", summary_view.render, True),
     Section("scoreboard", "Cross-device parity scoreboard", scoreboard_view.render, True),
     Section("opinfo", "OpInfo parity: ATen operators", opinfo_view.render, False),
+    Section("models", "Model parity: the error along the depth", models_view.render, False),
     Section("redirect", "Seed 002 redirect policy", redirect_view.render, True),
     Section("manager", "Device manager and error recovery", manager_view.render, True),
     Section("benchmarks", "Benchmarks", bench_view.render, True),

@@ -7,6 +7,7 @@ import time
 import zlib
 
 from . import expectations, open_contract, samples, selection
+from .float64_diagnostic import Diagnostic
 from .tolerances import tolerance_for
 from crossdev.worker_devices import device_for
 
@@ -111,6 +112,7 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
     sample_iter = op.sample_inputs("cpu", dtype, requires_grad=(check == "backward"))
     compared, golden_raised, failing = 0, 0, []
     worst = samples.Outcome()
+    float64 = Diagnostic(op, dtype, check, variant)
     for index, sample in enumerate(sample_iter):
         if index >= row.get("max_samples", 16):
             break
@@ -127,7 +129,7 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
         for key in ("max_abs", "max_rel", "max_ulp"):
             setattr(worst, key, max(getattr(worst, key), getattr(o, key)))
         if o.mismatch:
-            failing.append(f"sample {index} shapes {o.shapes}: {o.mismatch}")
+            failing.append(f"sample {index} shapes {o.shapes}: {o.mismatch}{float64.sample(sample, o)}")
     case["metrics"] = {"samples": compared, "failing_samples": len(failing), "max_abs": worst.max_abs,
                        "max_rel": worst.max_rel, "max_ulp": worst.max_ulp}
     if golden_raised:
@@ -136,6 +138,7 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
         case.update(status="skip", execution="not_run", message="no sample ran on the CPU golden")
         return case
     if failing:
+        float64.record(case)
         case["details"]["failing_samples"] = "\n".join(failing[:10]) + (f"\n... {len(failing) - 10} more" if len(failing) > 10 else "")
         case.update(status="fail", message=f"{len(failing)} of {compared} samples differ from the CPU; first: {failing[0]}; "
                                            f"tolerance {tol.describe()}")

@@ -1,0 +1,148 @@
+"""Proof that the opinfo suite can fail, and fails only where it should (issue 24, docs/opinfo.md
+"Proof that it can fail"): deliberately wrong ATen kernels for sim (conformance/mutants/aten/, one
+library per mutant) loaded into the worker with `--load-library`. Two engine runs over one matrix,
+each shared by several tests (every run starts a worker per row, and each imports op_db):
+
+  - the tanh mutant (off by 1/256) and the sinh mutant (one ULP up), no expectations;
+  - the tanh_backward mutant (off by 1/256) alone, with the tanh mutant's xfail entry kept.
+
+The float64 diagnostic of the failing samples (which side is closer to exact) is checked on the
+first run; its other direction (the device closer) in-process, without op_db."""
+import json
+import textwrap
+
+import pytest
+
+from conftest import requires_sim
+
+pytestmark = requires_sim  # sim is kept out of a process with a real accelerator
+
+# sin, sinc, sinh, tan, tanh, sqrt: tanh, and five ops that do not call it (sinh with its own mutant).
+UNARY_OPS = "[ast][iaq][nr]*"
+MATRIX = f"""\
+suite: opinfo
+cases:
+  - {{id: m.unary, source: "issue 24", intent: "mutants", opinfo: "{UNARY_OPS}", devices: [mps], dtypes: [float32],
+     checks: [forward, backward], max_samples: 2}}
+  - {{id: m.unsupported, source: "issue 24", intent: "an op the mps-like profile lacks", opinfo: "linalg.solve_ex",
+     devices: [mps], dtypes: [float32], checks: [forward], max_samples: 1}}
+"""
+OTHER_OPS = ("sin", "sinc", "sinh", "tan", "sqrt")
+
+
+def engine_run(cli, tmp_path, built_library, mutants, *extra, expectations=None):
+    (tmp_path / "mutants.yaml").write_text(MATRIX)
+    if expectations:
+        (tmp_path / "expectations" / "opinfo").mkdir(parents=True)
+        (tmp_path / "expectations" / "opinfo" / "mps.yaml").write_text(textwrap.dedent(expectations))
+    libraries = [arg for m in mutants for arg in ("--load-library", built_library(f"crossdev_test_aten_mutant_{m}"))]
+    bundle = tmp_path / "bundle.json"
+    proc = cli("run", "--matrix", tmp_path / "mutants.yaml", "--simulate", "mps", "--out", bundle, *libraries, *extra)
+    doc = json.loads(bundle.read_text()) if bundle.exists() else {"cases": [], "summary": {}}
+    return proc, {c["id"]: c for c in doc["cases"]}, doc["summary"], bundle
+
+
+def case_of(cases, op, check="forward", row="m.unary"):
+    return cases[f"{row}/{op}/mps/float32/{check}"]
+
+
+@pytest.fixture(scope="module")
+def tanh_mutant_run(cli, tmp_path_factory, built_library):
+    return engine_run(cli, tmp_path_factory.mktemp("tanh_mutant"), built_library,
+                      ["tanh_off_by_1_in_256", "sinh_one_ulp"])
+
+
+@pytest.fixture(scope="module")
+def tanh_backward_mutant_run(cli, tmp_path_factory, built_library):
+    """The tanh mutant removed, its forward entry kept; tanh's backward expected to fail."""
+    return engine_run(cli, tmp_path_factory.mktemp("tanh_backward_mutant"), built_library,
+                      ["tanh_backward_off_by_1_in_256"], "--filter", "m.unary", expectations="""\
+        expectations:
+          - {match: "m.unary/tanh/mps/float32/forward", status: xfail, reason: "the tanh mutant", class: numerics}
+          - {match: "m.unary/tanh/mps/float32/backward", status: xfail, reason: "a tanh or tanh_backward mutant", class: numerics}
+        """)
+
+
+def test_tanh_off_by_one_part_in_256_fails_the_tanh_cases_and_no_case_of_another_op(tanh_mutant_run):
+    proc, cases, _, _ = tanh_mutant_run
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    for check in ("forward", "backward"):  # tanh's backward takes the (wrong) output
+        tanh = case_of(cases, "tanh", check)
+        assert tanh["status"] == "fail", tanh
+        assert tanh["metrics"]["failing_samples"] == tanh["metrics"]["samples"] >= 1, tanh
+    for op in OTHER_OPS:
+        for check in ("forward", "backward"):
+            assert case_of(cases, op, check)["status"] == "pass", case_of(cases, op, check)
+    assert sorted({c["details"]["op"] for c in cases.values() if c["row_id"] == "m.unary"}) == \
+        sorted(OTHER_OPS + ("tanh",)), "the glob selects tanh and the five others"
+
+
+def test_a_one_ulp_perturbation_passes_the_tolerance_floor(tanh_mutant_run):
+    _, cases, _, _ = tanh_mutant_run
+    sinh = case_of(cases, "sinh")
+    assert sinh["status"] == "pass", sinh
+    assert sinh["metrics"]["max_abs"] > 0, "the sinh mutant ran: its result differs from the CPU's"
+    assert 0 < sinh["metrics"]["max_ulp"] <= 1, sinh["metrics"]
+
+
+def test_the_failing_samples_say_the_cpu_golden_is_closer_to_float64_than_the_mutant(tanh_mutant_run):
+    _, cases, _, _ = tanh_mutant_run
+    tanh = case_of(cases, "tanh")
+    n = tanh["metrics"]["failing_samples"]
+    assert tanh["details"]["float64"].startswith(f"closer to the float64 CPU result: CPU golden in {n} of {n} "), tanh
+    assert tanh["metrics"]["float64_golden_distance"] < 1e-6 < 1e-3 < tanh["metrics"]["float64_device_distance"]
+    for line in tanh["details"]["failing_samples"].splitlines():
+        assert "; float64: device off by " in line and line.endswith(": CPU golden closer"), line
+    assert "float64" not in case_of(cases, "sin")["details"], "passing cases compute no float64 result"
+
+
+def test_an_op_the_mps_like_profile_does_not_support_comes_out_unimplemented(tanh_mutant_run, cli):
+    _, cases, _, bundle = tanh_mutant_run
+    case = case_of(cases, "linalg.solve_ex", row="m.unsupported")
+    assert case["status"] == "error" and "is not currently implemented for the MPS device" in case["message"], case
+    proc = cli("expectations", "accept", bundle, "--dry-run", env={"CI": ""})
+    assert proc.returncode == 0, proc.stderr
+    assert "+ m.unsupported/linalg.solve_ex/mps/float32/forward (unimplemented)" in proc.stdout, proc.stdout
+    assert "+ m.unary/tanh/mps/* (numerics)" in proc.stdout, proc.stdout
+
+
+def test_a_wrong_tanh_backward_fails_only_the_backward_check(tanh_backward_mutant_run):
+    _, cases, summary, _ = tanh_backward_mutant_run
+    backward = case_of(cases, "tanh", "backward")
+    assert backward["status"] == "xfail" and backward["metrics"]["failing_samples"] >= 1, backward
+    assert case_of(cases, "tanh")["status"] == "xpass", "the forward passes (its entry is the tanh mutant's)"
+    others = [c for c in cases.values() if c["details"]["op"] != "tanh"]
+    assert len(others) == 2 * len(OTHER_OPS) and all(c["status"] == "pass" for c in others), others
+    assert summary["fail"] == 0 and summary["error"] == 0 and summary["crash"] == 0, summary
+
+
+def test_removing_a_mutant_while_keeping_its_xfail_gates_as_an_unexpected_pass(tanh_backward_mutant_run):
+    proc, cases, summary, _ = tanh_backward_mutant_run
+    forward = case_of(cases, "tanh")
+    assert forward["status"] == "xpass" and "remove the expectation" in forward["message"], forward
+    assert summary["xpass"] == 1 and summary["gates"] is True, summary
+    assert proc.returncode == 1, "the unexpected pass alone gates: nothing else failed"
+
+
+class _Sample:
+    """The part of op_db's SampleInput that float64_diagnostic uses."""
+
+    def __init__(self, input):
+        self.input, self.args, self.kwargs = input, (), {}
+
+    def transform(self, f):
+        return _Sample(f(self.input))
+
+
+def test_the_float64_diagnostic_names_the_device_when_the_cpu_golden_is_the_one_further_off():
+    import torch
+    from crossdev.opinfo import float64_diagnostic, samples
+
+    x = torch.linspace(-3, 3, 64)
+    exact = torch.tanh(x.double())
+    kept = samples.Kept(actual=exact.float(), expected=exact.float() * (1 + 2 ** -12))
+    d_device, d_golden = float64_diagnostic.distances(torch.tanh, _Sample(x), torch.float32, "forward", "function", kept)
+    assert d_device < 1e-7 < 1e-5 < d_golden
+    assert float64_diagnostic.closer(d_device, d_golden) == "device"
+    assert float64_diagnostic.closer(d_golden, d_device) == "CPU golden"
+    assert float64_diagnostic.unavailable(None, torch.float64, "forward") == "the golden is already in double precision"

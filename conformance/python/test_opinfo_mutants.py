@@ -24,9 +24,12 @@ suite: opinfo
 cases:
   - {{id: m.unary, source: "issue 24", intent: "mutants", opinfo: "{UNARY_OPS}", devices: [mps], dtypes: [float32],
      checks: [forward, backward], max_samples: 2}}
-  - {{id: m.unsupported, source: "issue 24", intent: "an op the mps-like profile lacks", opinfo: "linalg.solve_ex",
+  - {{id: m.profile_gap, source: "issue 24", intent: "an op the mps-like profile lacks", opinfo: "linalg.solve_ex",
      devices: [mps], dtypes: [float32], checks: [forward], max_samples: 1}}
+  - {{id: m.loose, source: "issue 24", intent: "a row's own tolerance", opinfo: "tanh", devices: [mps], dtypes: [float32],
+     checks: [backward], max_samples: 2, tolerance: {{rtol: 1e-2, atol: 1e-5}}}}
 """
+LOOSE_TOLERANCE_LINE = 8  # the line of m.loose's `tolerance`
 OTHER_OPS = ("sin", "sinc", "sinh", "tan", "sqrt")
 
 
@@ -49,14 +52,15 @@ def case_of(cases, op, check="forward", row="m.unary"):
 @pytest.fixture(scope="module")
 def tanh_mutant_run(cli, tmp_path_factory, built_library):
     return engine_run(cli, tmp_path_factory.mktemp("tanh_mutant"), built_library,
-                      ["tanh_off_by_1_in_256", "sinh_one_ulp"])
+                      ["tanh_off_by_1_in_256", "sinh_one_ulp"], "--filter", "m.[up]*")
 
 
 @pytest.fixture(scope="module")
 def tanh_backward_mutant_run(cli, tmp_path_factory, built_library):
-    """The tanh mutant removed, its forward entry kept; tanh's backward expected to fail."""
+    """The tanh mutant removed, its forward entry kept; tanh's backward expected to fail (m.loose:
+    not with the row's own, looser tolerance)."""
     return engine_run(cli, tmp_path_factory.mktemp("tanh_backward_mutant"), built_library,
-                      ["tanh_backward_off_by_1_in_256"], "--filter", "m.unary", expectations="""\
+                      ["tanh_backward_off_by_1_in_256"], "--filter", "m.[ul]*", expectations="""\
         expectations:
           - {match: "m.unary/tanh/mps/float32/forward", status: xfail, reason: "the tanh mutant", class: numerics}
           - {match: "m.unary/tanh/mps/float32/backward", status: xfail, reason: "a tanh or tanh_backward mutant", class: numerics}
@@ -98,11 +102,11 @@ def test_the_failing_samples_say_the_cpu_golden_is_closer_to_float64_than_the_mu
 
 def test_an_op_the_mps_like_profile_does_not_support_comes_out_unimplemented(tanh_mutant_run, cli):
     _, cases, _, bundle = tanh_mutant_run
-    case = case_of(cases, "linalg.solve_ex", row="m.unsupported")
+    case = case_of(cases, "linalg.solve_ex", row="m.profile_gap")
     assert case["status"] == "error" and "is not currently implemented for the MPS device" in case["message"], case
     proc = cli("expectations", "accept", bundle, "--dry-run", env={"CI": ""})
     assert proc.returncode == 0, proc.stderr
-    assert "+ m.unsupported/linalg.solve_ex/mps/float32/forward (unimplemented)" in proc.stdout, proc.stdout
+    assert "+ m.profile_gap/linalg.solve_ex/mps/float32/forward (unimplemented)" in proc.stdout, proc.stdout
     assert "+ m.unary/tanh/mps/* (numerics)" in proc.stdout, proc.stdout
 
 
@@ -111,7 +115,7 @@ def test_a_wrong_tanh_backward_fails_only_the_backward_check(tanh_backward_mutan
     backward = case_of(cases, "tanh", "backward")
     assert backward["status"] == "xfail" and backward["metrics"]["failing_samples"] >= 1, backward
     assert case_of(cases, "tanh")["status"] == "xpass", "the forward passes (its entry is the tanh mutant's)"
-    others = [c for c in cases.values() if c["details"]["op"] != "tanh"]
+    others = [c for c in cases.values() if c["details"]["op"] != "tanh" and c["row_id"] == "m.unary"]
     assert len(others) == 2 * len(OTHER_OPS) and all(c["status"] == "pass" for c in others), others
     assert summary["fail"] == 0 and summary["error"] == 0 and summary["crash"] == 0, summary
 
@@ -122,6 +126,46 @@ def test_removing_a_mutant_while_keeping_its_xfail_gates_as_an_unexpected_pass(t
     assert forward["status"] == "xpass" and "remove the expectation" in forward["message"], forward
     assert summary["xpass"] == 1 and summary["gates"] is True, summary
     assert proc.returncode == 1, "the unexpected pass alone gates: nothing else failed"
+
+
+def test_a_rows_tolerance_replaces_the_table_and_the_case_names_the_row_as_its_source(tanh_backward_mutant_run):
+    _, cases, _, bundle = tanh_backward_mutant_run
+    loose = case_of(cases, "tanh", "backward", row="m.loose")
+    assert loose["status"] == "pass", "1/256 off is within rtol 1e-2"
+    assert loose["metrics"]["max_rel"] > 1e-3, "the tanh_backward mutant ran on this row too"
+    assert loose["details"]["tolerance"] == "rtol=0.01, atol=1e-05"
+    assert loose["details"]["tolerance_source"] == \
+        f"row {bundle.parent / 'mutants.yaml'}:{LOOSE_TOLERANCE_LINE} (replaces crossdev per-dtype table)", loose["details"]
+    assert case_of(cases, "tanh", "backward")["details"]["tolerance_source"] == "crossdev per-dtype table"
+
+
+@pytest.mark.parametrize("tolerance, words", [
+    ("{rtol: 1e-3}", "expected exactly {rtol: <number>, atol: <number>}"),
+    ("{rtol: -1, atol: 0}", "rtol and atol must be finite numbers >= 0"),
+    ("{rtol: .nan, atol: 0}", "rtol and atol must be finite numbers >= 0"),
+    ("{float32: {rtol: 1e-3, atol: x}}", "float32: rtol and atol must be finite numbers >= 0"),
+    ("1e-3", "expected {rtol: <number>, atol: <number>} (every dtype of the row) or {<dtype>: {rtol"),
+])
+def test_a_bad_row_tolerance_is_exit_2_naming_file_line(cli, tmp_path, tolerance, words):
+    matrix = tmp_path / "bad.yaml"
+    matrix.write_text("suite: opinfo\ncases:\n"
+                      '  - {id: b, source: "issue 24", intent: "test", opinfo: "sin", devices: [mps], dtypes: [float32],\n'
+                      f"     tolerance: {tolerance}}}\n")
+    proc = cli("run", "--matrix", matrix, "--simulate", "mps", "--out", tmp_path / "b.json")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"{matrix}:4:" in proc.stderr and words in proc.stderr, proc.stderr
+    assert not (tmp_path / "b.json").exists(), "nothing ran"
+
+
+def test_the_workers_check_names_an_unknown_dtype_or_one_the_row_does_not_run():
+    """The dtype names of a per-dtype `tolerance` (BAD records: exit 2 at the key's file:line, as for
+    `dtypes`, test_opinfo_suite.py); the engine checks the numbers (above) before any worker starts."""
+    from crossdev.opinfo import row_tolerance
+    exact = {"rtol": 0, "atol": 0}
+    row = {"dtypes": ["float32"], "tolerance": {"float16": exact, "float32": exact, "float33": exact}}
+    assert row_tolerance.problems(row, ("float32", "float16")) == [
+        "dtype 'float16' is not one of the row's dtypes (float32)",
+        "unknown dtype 'float33'; expected one of float32, float16"]
 
 
 class _Sample:

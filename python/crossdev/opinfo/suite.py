@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 import zlib
 
-from . import expectations, open_contract, samples, selection
+from . import expectations, open_contract, row_tolerance, samples, selection
 from .float64_diagnostic import Diagnostic
 from .tolerances import tolerance_for
 from crossdev.worker_devices import device_for
@@ -43,6 +43,8 @@ def check(request, out) -> None:
             for value in row.get(key, []):
                 if value not in valid:
                     out.bad(i, key, f"unknown {key[:-1]} '{value}'; expected one of {', '.join(valid)}")
+        for problem in row_tolerance.problems(row, DTYPE_NAMES):
+            out.bad(i, "tolerance", problem)
 
 
 def case_id(row, name, kind, dtype_name, check, variant="function") -> str:
@@ -103,7 +105,7 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
     if why_not:
         case.update(status="skip", execution="not_run", message=why_not)
         return case
-    tol = tolerance_for(op, kind, dtype)
+    tol = row_tolerance.apply(tolerance_for(op, kind, dtype), row, dtype_name)
     metadata_only = open_contract.metadata_only_reason(op, name)
     case["details"].update(tolerance=f"rtol={tol.rtol:g}, atol={tol.atol:g}", tolerance_source=tol.source)
     if metadata_only:

@@ -100,6 +100,16 @@ def test_the_failing_samples_say_the_cpu_golden_is_closer_to_float64_than_the_mu
     assert "float64" not in case_of(cases, "sin")["details"], "passing cases compute no float64 result"
 
 
+def test_the_reports_failing_sample_view_shows_the_float64_diagnostic(tanh_mutant_run, tmp_path):
+    from crossdev.report.render import main as render_main
+    _, _, _, bundle = tanh_mutant_run
+    assert render_main([str(bundle), "--out", str(tmp_path)]) == 0
+    page = (tmp_path / "index.html").read_text(encoding="utf-8")
+    section = page[page.find('<section id="opinfo">'):]
+    assert "float64 diagnostic: closer to the float64 CPU result: CPU golden in " in section
+    assert ": CPU golden closer" in section, "each failing sample's line"
+
+
 def test_an_op_the_mps_like_profile_does_not_support_comes_out_unimplemented(tanh_mutant_run, cli):
     _, cases, _, bundle = tanh_mutant_run
     case = case_of(cases, "linalg.solve_ex", row="m.profile_gap")

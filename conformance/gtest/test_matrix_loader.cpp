@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include "scratch_dir.h"
 
@@ -115,6 +116,30 @@ TEST(MatrixLoader, AnchorsAliasesAndNestedValues) {
     EXPECT_EQ(rows[1].keys(), (std::vector<std::string>{"check", "device", "expect", "id", "source"}));
   }
   EXPECT_EQ(conformance::load_catalog((dir / "anchored.yaml").string())[0].rows[2].str("expect"), "s");
+}
+
+// A mapping nested in a row's value keeps each of its keys (the loader once wrote every key of a
+// nested flow mapping as its last one: {rtol: 1, atol: 2} read as {atol: 1, atol: 2}).
+TEST(MatrixLoader, NestedMappingsKeepEachOfTheirKeys) {
+  const ScratchDir scratch("crossdev-nested");
+  const fs::path& dir = scratch.path();
+  std::ofstream(dir / "nested.yaml")
+      << "suite: opinfo\n"
+         "cases:\n"
+         "  - {id: a, source: s, intent: i, opinfo: sin, devices: [cpu], dtypes: [float32], tolerance: {rtol: 1, atol: 2}}\n"
+         "  - {id: b, source: s, intent: i, opinfo: sin, devices: [cpu], dtypes: [float32],\n"
+         "     tolerance: {float32: {rtol: 3, atol: 4}, float16: {rtol: 5, atol: 6}}}\n";
+  const auto catalog = conformance::load_catalog((dir / "nested.yaml").string());
+  ASSERT_EQ(catalog.size(), 1u);
+  const auto& rows = catalog[0].rows;
+  ASSERT_EQ(rows.size(), 2u);
+  const YAML::Node& every = rows[0].node("tolerance");
+  ASSERT_EQ(every.size(), 2u);
+  EXPECT_EQ(every["rtol"].as<double>(), 1);
+  EXPECT_EQ(every["atol"].as<double>(), 2);
+  const YAML::Node& per_dtype = rows[1].node("tolerance");
+  EXPECT_EQ(per_dtype["float32"]["rtol"].as<double>(), 3);
+  EXPECT_EQ(per_dtype["float16"]["atol"].as<double>(), 6);
 }
 
 TEST(MatrixLoader, SpecialFilesAndOversizedFilesAreRefused) {

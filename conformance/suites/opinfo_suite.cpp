@@ -10,9 +10,13 @@
 //   - --load-library's libraries are loaded into the worker; simulated kinds run on `sim`;
 //   - expectations: <matrix folder>/expectations/opinfo/<kind>.yaml (parity/expectations.h): a
 //     `skip` entry is handed to the worker, which does not run the case; an `xfail` entry turns
-//     the case's failure, error or crash into xfail and its pass into xpass (case_expectations.h).
+//     the case's failure, error or crash into xfail and its pass into xpass (case_expectations.h);
+//   - `tolerance` (row_tolerance below): the row's rtol/atol replace crossdev's table and op_db's
+//     toleranceOverride; the engine checks the numbers, the worker the dtype names.
+#include <cmath>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "device/device_kind.h"
@@ -82,6 +86,54 @@ void write_expectations(json::Writer& w, const Row& row, const RunContext& ctx) 
   w.end_object();
 }
 
+// `tolerance`: {rtol: R, atol: A} for every dtype of the row, or {<dtype>: {rtol: R, atol: A}, ...}
+// per dtype. Both keys, as in the ops suite's rows: a lone rtol would silently keep the table's atol.
+constexpr const char* kToleranceForms =
+    "expected {rtol: <number>, atol: <number>} (every dtype of the row) or {<dtype>: {rtol: <number>, atol: <number>}, ...}";
+
+bool is_all_dtypes_form(const YAML::Node& node) { return node["rtol"] || node["atol"]; }
+
+// The (rtol, atol) of one entry; a bad entry is a YamlError at the row's `tolerance` (file:line).
+std::pair<double, double> tolerance_pair(const Row& row, const YAML::Node& entry, const std::string& what) {
+  if (!entry.IsMap() || entry.size() != 2 || !entry["rtol"] || !entry["atol"])
+    row.fail("tolerance", what + "expected exactly {rtol: <number>, atol: <number>}; " + kToleranceForms);
+  double rtol = -1, atol = -1;
+  if (!YAML::convert<double>::decode(entry["rtol"], rtol) || !YAML::convert<double>::decode(entry["atol"], atol) ||
+      !(rtol >= 0) || !(atol >= 0) || !std::isfinite(rtol) || !std::isfinite(atol))
+    row.fail("tolerance", what + "rtol and atol must be finite numbers >= 0");
+  return {rtol, atol};
+}
+
+void validate_tolerance(const Row& row) {
+  if (!row.has("tolerance")) return;
+  const YAML::Node& node = row.node("tolerance");
+  if (!node.IsMap() || node.size() == 0) row.fail("tolerance", kToleranceForms);
+  if (is_all_dtypes_form(node)) {
+    tolerance_pair(row, node, "");
+    return;
+  }
+  for (auto it = node.begin(); it != node.end(); ++it) tolerance_pair(row, it->second, it->first.Scalar() + ": ");
+}
+
+// "tolerance": {<dtype>: {"rtol", "atol"}} (the every-dtype form spelled out for the row's dtypes)
+// and "tolerance_where": the row's file:line, which each case names as its tolerance's source.
+void write_tolerance(json::Writer& w, const Row& row) {
+  if (!row.has("tolerance")) return;
+  const YAML::Node& node = row.node("tolerance");
+  auto write_pair = [&](const std::string& dtype, const YAML::Node& entry) {
+    const auto [rtol, atol] = tolerance_pair(row, entry, dtype + ": ");
+    w.key(dtype).begin_object().field("rtol", rtol).field("atol", atol).end_object();
+  };
+  w.key("tolerance").begin_object();
+  if (is_all_dtypes_form(node)) {
+    for (const auto& dtype : row.str_list("dtypes")) write_pair(dtype, node);
+  } else {
+    for (auto it = node.begin(); it != node.end(); ++it) write_pair(it->first.Scalar(), it->second);
+  }
+  w.end_object();
+  w.field("tolerance_where", row.where("tolerance").str());
+}
+
 void write_row(json::Writer& w, const Row& row) {
   w.begin_object();
   w.field("id", row.id());
@@ -93,6 +145,7 @@ void write_row(json::Writer& w, const Row& row) {
     w.end_array();
   }
   if (row.has("max_samples")) w.field("max_samples", row.integer("max_samples"));
+  write_tolerance(w, row);
   w.end_object();
 }
 
@@ -120,7 +173,7 @@ class OpInfoSuite final : public Suite {
   bool shards_its_cases() const override { return true; }  // by a stable hash of the op's name (docs/opinfo.md)
 
   const SuiteSchema& schema() const override {
-    static const SuiteSchema s{{"opinfo", "devices", "dtypes"}, {"exclude", "checks", "variants", "max_samples", "case_timeout"}};
+    static const SuiteSchema s{{"opinfo", "devices", "dtypes"}, {"exclude", "checks", "variants", "max_samples", "case_timeout", "tolerance"}};
     return s;
   }
 
@@ -136,6 +189,7 @@ class OpInfoSuite final : public Suite {
     if (row.has("exclude")) row.str_list("exclude");
     if (row.has("max_samples") && row.integer("max_samples") < 1) row.fail("max_samples", "expected an integer >= 1");
     if (row.has("case_timeout") && !(row.number("case_timeout") > 0)) row.fail("case_timeout", "expected seconds > 0");
+    validate_tolerance(row);
     for (const auto& d : devices) cached_expectations(expectations_path(row, d));  // a bad file: YamlError, exit 2
   }
 

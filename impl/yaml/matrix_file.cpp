@@ -363,7 +363,9 @@ class Collector : public YAML::EventHandler {
         if (!f.is_map) {
           f.node.push_back(to_node(std::move(v)));
         } else if (f.expect_key) {
-          f.pending_key = to_node(std::move(v));
+          // reset, not `=`: assigning to a YAML::Node writes through to the node it refers to, which
+          // is the previous key already inserted (a nested map's keys all became its last key).
+          f.pending_key.reset(to_node(std::move(v)));
           f.expect_key = false;
         } else {
           f.node.force_insert(f.pending_key, to_node(std::move(v)));

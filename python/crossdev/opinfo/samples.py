@@ -19,13 +19,23 @@ class GoldenError(Exception):
 
 
 @dataclass
+class Kept:
+    """What a failing sample's float64 diagnostic needs (float64_diagnostic.py): both sides' results
+    (outputs, or gradients for backward) and the grad_outputs the backward used."""
+    actual: object
+    expected: object
+    grad_outputs: list = field(default_factory=list)
+
+
+@dataclass
 class Outcome:
-    """One sample's comparison: `mismatch` is "" when every tensor agrees."""
+    """One sample's comparison: `mismatch` is "" when every tensor agrees; `kept` is set when it is not."""
     mismatch: str = ""
     max_abs: float = 0.0
     max_rel: float = 0.0
     max_ulp: float = 0.0
     shapes: list = field(default_factory=list)
+    kept: Kept | None = None
 
 
 def _to_device(sample, device):
@@ -138,6 +148,8 @@ def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, var
         raise DeviceError(f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}") from e
     if check == "forward":
         _compare(actual, expected, tol, values, out, "output")
+        if out.mismatch:
+            out.kept = Kept(actual, expected)
         return out
     # backward: the same grad_outputs on both sides, gradients of every input that requires grad
     e_outs = [t for t in tree_flatten(expected)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
@@ -152,4 +164,6 @@ def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, var
     except Exception as e:  # noqa: BLE001
         raise DeviceError(f"backward: {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}") from e
     _compare(list(a_grads), list(e_grads), tol, values, out, "grad")
+    if out.mismatch:
+        out.kept = Kept(list(a_grads), list(e_grads), grad_outs)
     return out

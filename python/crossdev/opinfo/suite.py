@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 import zlib
 
-from . import expectations, open_contract, samples, selection
+from . import expectations, open_contract, row_tolerance, samples, selection
+from .float64_diagnostic import Diagnostic
 from .tolerances import tolerance_for
 from crossdev.worker_devices import device_for
 
@@ -42,6 +43,8 @@ def check(request, out) -> None:
             for value in row.get(key, []):
                 if value not in valid:
                     out.bad(i, key, f"unknown {key[:-1]} '{value}'; expected one of {', '.join(valid)}")
+        for problem in row_tolerance.problems(row, DTYPE_NAMES):
+            out.bad(i, "tolerance", problem)
 
 
 def case_id(row, name, kind, dtype_name, check, variant="function") -> str:
@@ -102,7 +105,7 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
     if why_not:
         case.update(status="skip", execution="not_run", message=why_not)
         return case
-    tol = tolerance_for(op, kind, dtype)
+    tol = row_tolerance.apply(tolerance_for(op, kind, dtype), row, dtype_name)
     metadata_only = open_contract.metadata_only_reason(op, name)
     case["details"].update(tolerance=f"rtol={tol.rtol:g}, atol={tol.atol:g}", tolerance_source=tol.source)
     if metadata_only:
@@ -111,6 +114,7 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
     sample_iter = op.sample_inputs("cpu", dtype, requires_grad=(check == "backward"))
     compared, golden_raised, failing = 0, 0, []
     worst = samples.Outcome()
+    float64 = Diagnostic(op, dtype, check, variant)
     for index, sample in enumerate(sample_iter):
         if index >= row.get("max_samples", 16):
             break
@@ -127,7 +131,7 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
         for key in ("max_abs", "max_rel", "max_ulp"):
             setattr(worst, key, max(getattr(worst, key), getattr(o, key)))
         if o.mismatch:
-            failing.append(f"sample {index} shapes {o.shapes}: {o.mismatch}")
+            failing.append(f"sample {index} shapes {o.shapes}: {o.mismatch}{float64.sample(sample, o)}")
     case["metrics"] = {"samples": compared, "failing_samples": len(failing), "max_abs": worst.max_abs,
                        "max_rel": worst.max_rel, "max_ulp": worst.max_ulp}
     if golden_raised:
@@ -136,6 +140,7 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
         case.update(status="skip", execution="not_run", message="no sample ran on the CPU golden")
         return case
     if failing:
+        float64.record(case)
         case["details"]["failing_samples"] = "\n".join(failing[:10]) + (f"\n... {len(failing) - 10} more" if len(failing) > 10 else "")
         case.update(status="fail", message=f"{len(failing)} of {compared} samples differ from the CPU; first: {failing[0]}; "
                                            f"tolerance {tol.describe()}")

@@ -107,9 +107,11 @@ def heat_map(t: Table) -> Markup:
 def _failing_details(cases: List[dict]) -> Markup:
     items = []
     for case in cases:
-        samples = (case.get("details") or {}).get("failing_samples", "")
+        details = case.get("details") or {}
+        samples, float64 = details.get("failing_samples", ""), details.get("float64", "")
         items.append(el("li", el("code", case.get("id", "?")), ": ", case.get("status", "?"), " — ",
-                        case.get("message", ""), el("pre", samples) if samples else None))
+                        case.get("message", ""), el("p", "float64 diagnostic: ", float64) if float64 else None,
+                        el("pre", samples) if samples else None))
     return el("details", el("summary", f"{len(cases)} failing case(s)"), el("ul", *items))
 
 

@@ -1,5 +1,6 @@
-"""`python -m crossdev.opinfo.capability_worker JOBS_FILE OUT_DIR`, started by crossdev.opinfo.cpu_capability
-with ATEN_CPU_CAPABILITY set: runs serialised OpInfo samples under that capability.
+"""`python -m crossdev.opinfo.capability_worker JOBS_FILE OUT_DIR [LIBRARY...]`, started by
+crossdev.opinfo.cpu_capability with ATEN_CPU_CAPABILITY set: runs serialised OpInfo samples under that
+capability, after loading the run's --load-library libraries (so a user's CPU kernels are the ones judged).
 
 Protocol on stdout (what the ops print goes to stderr): `READY <torch.backends.cpu.get_cpu_capability()>`
 once the jobs are loaded; then for each job index read from stdin, `DONE <index>` once
@@ -92,11 +93,13 @@ def run_job(job, capability, index, out_dir) -> None:
 
 
 def main(argv) -> int:
-    jobs_file, out_dir = argv
+    jobs_file, out_dir, libraries = argv[0], argv[1], argv[2:]
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     capability = os.environ.get("ATEN_CPU_CAPABILITY", "default")
+    for path in libraries:
+        torch.ops.load_library(path)
     jobs = torch.load(jobs_file, weights_only=False)
     protocol.write(f"READY {torch.backends.cpu.get_cpu_capability()}\n")
     for line in sys.stdin:

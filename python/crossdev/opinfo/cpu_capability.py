@@ -114,10 +114,11 @@ def _job(op, name, dtype_name, check, variant, max_samples, seed):
 class _Process:
     """One capability's crossdev.opinfo.capability_worker: READY <torch's capability>, then one job per line."""
 
-    def __init__(self, capability, jobs_file, out_dir):
+    def __init__(self, capability, jobs_file, out_dir, libraries=()):
         self.capability, self.jobs_file, self.out_dir = capability, jobs_file, out_dir
         env = dict(os.environ, ATEN_CPU_CAPABILITY=capability)
-        self.proc = subprocess.Popen([sys.executable, "-m", "crossdev.opinfo.capability_worker", jobs_file, out_dir],
+        self.proc = subprocess.Popen([sys.executable, "-m", "crossdev.opinfo.capability_worker", jobs_file, out_dir,
+                                      *libraries],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
         self.reported = None
         line = self._line(READY_TIMEOUT_S)
@@ -182,7 +183,7 @@ class Runner:
     def _start(self, cap):
         why = unavailable_reason(cap)
         if why is None:
-            p = _Process(cap, os.path.join(self.scratch, "jobs.pt"), self.scratch)
+            p = _Process(cap, os.path.join(self.scratch, "jobs.pt"), self.scratch, self.request.get("libraries", []))
             if p.reported is None:
                 p.close()
                 why = f"its process under ATEN_CPU_CAPABILITY={cap} did not start"

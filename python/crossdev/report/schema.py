@@ -168,7 +168,8 @@ EXECUTION_TARGET = Obj(
         "simulated": BOOL,
         "simulate_spec": STR,
         "devices": ListOf(DEVICE),
-    }
+    },
+    optional={"shard": STR},  # "I/N" of `crossdev run --shard`; absent when unsharded
 )
 
 CASE = Obj(

@@ -127,16 +127,21 @@ def render(found, full_names, torch_version) -> str:
     return "\n".join(out) + "\n"
 
 
+def common_mps_path() -> str:
+    """The installed torch's common_mps.py, found without running it."""
+    import importlib.util
+    return importlib.util.find_spec("torch.testing._internal.common_mps").origin
+
+
 def generate() -> str:
     import torch
-    import torch.testing._internal.common_mps as common_mps
     from torch.testing._internal.common_methods_invocations import op_db
 
     full_names = {}
     for op in op_db:
         full = f"{op.name}.{op.variant_test_name}" if op.variant_test_name else op.name
         full_names.setdefault(op.name + op.variant_test_name, []).append(full)
-    return render(read_lists(common_mps.__file__), full_names, torch.__version__.split("+")[0])
+    return render(read_lists(common_mps_path()), full_names, torch.__version__.split("+")[0])
 
 
 def main(argv=None) -> int:

@@ -9,9 +9,11 @@ OUT_DIR/<capability>_<index>.pt holds one record per sample: {"index", "shapes",
 "message"}. Exits at end of input."""
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import os
 import pickle
+import signal
 import sys
 
 import torch
@@ -92,7 +94,16 @@ def run_job(job, capability, index, out_dir) -> None:
     os.replace(path + ".tmp", path)
 
 
+def _die_with_parent() -> None:
+    """Linux: SIGKILL when the opinfo worker that started us dies (the engine kills it on a timeout)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def main(argv) -> int:
+    _die_with_parent()
     jobs_file, out_dir, libraries = argv[0], argv[1], argv[2:]
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)

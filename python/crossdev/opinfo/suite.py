@@ -31,6 +31,12 @@ def _op_db_or_fatal(out):
 
 
 def check(request, out) -> None:
+    capability_problems = [(i, key, message) for i, row in enumerate(request["rows"])
+                           for key, message in cpu_capability.row_problems(row)]
+    for i, key, message in capability_problems:
+        out.bad(i, key, message)
+    if capability_problems:  # bad input already: no need to import op_db (seconds) to say so
+        return
     op_db = _op_db_or_fatal(out)
     if op_db is None:
         return
@@ -42,8 +48,6 @@ def check(request, out) -> None:
             for value in row.get(key, []):
                 if value not in valid:
                     out.bad(i, key, f"unknown {key[:-1]} '{value}'; expected one of {', '.join(valid)}")
-        for key, message in cpu_capability.row_problems(row):
-            out.bad(i, key, message)
 
 
 def case_id(row, name, kind, dtype_name, check, variant="function") -> str:

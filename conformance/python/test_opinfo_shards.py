@@ -1,7 +1,8 @@
 """`crossdev run --shard I/N` (docs/opinfo.md, "Sharding"): the N shards' bundles, merged with
 `crossdev merge`, give the report of one unsharded run: the same cases, and the same OpInfo heat map
 and scoreboards (one runner, not one per shard). The three runs (unsharded, 1/2, 2/2) go side by side;
-one row, five ops, one sample each, on the CPU (no sim)."""
+one row, five ops, one sample each, on the CPU (no sim), --no-isolate (the Python worker isolates the
+cases; no matrix worker process to start)."""
 import json
 import os
 import subprocess
@@ -27,7 +28,7 @@ def _run_side_by_side(tmp_path, runs):
     env = dict(os.environ)
     if not INSTALLED:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BUILD_DIR / "python"), env.get("PYTHONPATH")]))
-    procs = [subprocess.Popen([*crossdev_command(), "run", "--matrix", str(tmp_path / "m.yaml"), *extra,
+    procs = [subprocess.Popen([*crossdev_command(), "run", "--no-isolate", "--matrix", str(tmp_path / "m.yaml"), *extra,
                                "--out", str(tmp_path / out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True, env=env, cwd=ROOT) for out, extra in runs]
     for proc, (out, _) in zip(procs, runs):

@@ -316,6 +316,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   // computed is lost.
   const int stopped_by = stop_signal();
   ExecutionTarget target = describe_execution_target(ctx.host, ctx.simulate_spec);
+  if (ctx.shard_count > 1) target.shard = std::to_string(ctx.shard_index) + "/" + std::to_string(ctx.shard_count);
   std::vector<OutputFile> outputs;
   if (args.has("--out")) {
     // The device-operation log of this run (workers stream their entries to this process),

@@ -77,6 +77,7 @@ std::string bundle_json(const BundleInput& in) {
   w.field("libtorch_version", t.libtorch_version).field("cuda_version", t.cuda_version);
   w.field("compiler", t.compiler).field("git_commit", t.git_commit).field("host", t.host);
   w.field("simulated", t.simulated).field("simulate_spec", t.simulate_spec);
+  if (!t.shard.empty()) w.field("shard", t.shard);
   w.key("devices").begin_array();
   if (in.host) {
     for (DeviceKind kind : kAllDeviceKinds) {

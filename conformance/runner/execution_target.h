@@ -18,6 +18,7 @@ struct ExecutionTarget {
   std::string host;
   bool simulated = false;       // any simulated kind in this run
   std::string simulate_spec;
+  std::string shard;  // "I/N" of `crossdev run --shard I/N` (N > 1), else ""
 };
 
 ExecutionTarget describe_execution_target(const HostProfile& host, const std::string& simulate_spec);

@@ -13,6 +13,7 @@
 //     the case's failure, error or crash into xfail and its pass into xpass (case_expectations.h);
 //   - `tolerance` (row_tolerance below): the row's rtol/atol replace crossdev's table and op_db's
 //     toleranceOverride; the engine checks the numbers, the worker the dtype names.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -46,14 +47,16 @@ std::string execution_of(const RunContext& ctx, const std::string& kind) {
   }
 }
 
-// The device kind of a case id "<row>/<op>/<kind>/<dtype>/<check>[/<variant>]" ("" if not one).
+// The device kind of a case id "<row>/<op>/<kind>/<dtype>/<check>[/<variant>]" ("" if not one); the
+// CPU-capability axis's "cpu@avx2" is the kind cpu (its expectations are expectations/opinfo/cpu.yaml).
 std::string kind_of_case(const Row& row, const std::string& id) {
   const std::string prefix = row.id() + "/";
   if (id.rfind(prefix, 0) != 0) return "";
   const std::size_t op_end = id.find('/', prefix.size());
   if (op_end == std::string::npos) return "";
   const std::size_t kind_end = id.find('/', op_end + 1);
-  return id.substr(op_end + 1, kind_end == std::string::npos ? std::string::npos : kind_end - op_end - 1);
+  const std::string kind = id.substr(op_end + 1, kind_end == std::string::npos ? std::string::npos : kind_end - op_end - 1);
+  return kind.substr(0, kind.find('@'));
 }
 
 // The entry that applies to case `id` on this host, or nullptr.
@@ -137,14 +140,22 @@ void write_tolerance(json::Writer& w, const Row& row) {
 void write_row(json::Writer& w, const Row& row) {
   w.begin_object();
   w.field("id", row.id());
-  w.field("opinfo", row.str("opinfo"));
-  for (const char* key : {"exclude", "devices", "dtypes", "checks", "variants"}) {
+  const auto globs = row.str_list("opinfo");  // one glob, or a list of them (any of which selects)
+  if (globs.size() == 1) {
+    w.field("opinfo", globs.front());
+  } else {
+    w.key("opinfo").begin_array();
+    for (const auto& g : globs) w.value(g);
+    w.end_array();
+  }
+  for (const char* key : {"exclude", "devices", "dtypes", "checks", "variants", "cpu_capabilities"}) {
     if (!row.has(key)) continue;
     w.key(key).begin_array();
     for (const auto& v : row.str_list(key)) w.value(v);
     w.end_array();
   }
   if (row.has("max_samples")) w.field("max_samples", row.integer("max_samples"));
+  if (row.has("case_timeout")) w.field("case_timeout", row.number("case_timeout"));
   write_tolerance(w, row);
   w.end_object();
 }
@@ -173,20 +184,24 @@ class OpInfoSuite final : public Suite {
   bool shards_its_cases() const override { return true; }  // by a stable hash of the op's name (docs/opinfo.md)
 
   const SuiteSchema& schema() const override {
-    static const SuiteSchema s{{"opinfo", "devices", "dtypes"}, {"exclude", "checks", "variants", "max_samples", "case_timeout", "tolerance"}};
+    static const SuiteSchema s{{"opinfo", "devices", "dtypes"},
+                               {"exclude", "checks", "variants", "max_samples", "case_timeout", "tolerance", "cpu_capabilities"}};
     return s;
   }
 
   void validate(const Row& row) const override {
-    if (row.str("opinfo").empty()) row.fail("opinfo", "expected a glob over OpInfo names (e.g. 'add', 'nn.functional.*')");
+    const auto globs = row.str_list("opinfo");
+    if (globs.empty() || std::any_of(globs.begin(), globs.end(), [](const std::string& g) { return g.empty(); }))
+      row.fail("opinfo", "expected a glob over OpInfo names, or a list of them (e.g. 'add', 'nn.functional.*')");
     const auto devices = row.str_list("devices");
     if (devices.empty()) row.fail("devices", "expected at least one device kind; expected one of " + valid_kind_list());
     for (const auto& d : devices)
       if (!kind_from_name(d)) row.fail("devices", "unknown device kind '" + d + "'; expected one of " + valid_kind_list());
     if (row.str_list("dtypes").empty()) row.fail("dtypes", "expected at least one dtype (e.g. [float32])");
     if (row.has("checks") && row.str_list("checks").empty()) row.fail("checks", "expected one or more of forward, backward");
-    if (row.has("variants") && row.str_list("variants").empty()) row.fail("variants", "expected one or more of function, inplace, out");
+    if (row.has("variants") && row.str_list("variants").empty()) row.fail("variants", "expected one or more of function, inplace, out, compile");
     if (row.has("exclude")) row.str_list("exclude");
+    if (row.has("cpu_capabilities")) row.str_list("cpu_capabilities");  // values: the worker's check_rows
     if (row.has("max_samples") && row.integer("max_samples") < 1) row.fail("max_samples", "expected an integer >= 1");
     if (row.has("case_timeout") && !(row.number("case_timeout") > 0)) row.fail("case_timeout", "expected seconds > 0");
     validate_tolerance(row);

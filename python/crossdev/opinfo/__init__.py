@@ -6,5 +6,8 @@ against the CPU in the same dtype (docs/opinfo.md). Run by the engine through `c
   open_contract.py  outputs whose values the contract leaves open, and random ops: metadata only
   expectations.py   skip entries of matrices/expectations/opinfo/<kind>.yaml, applied before a case runs
   samples.py        one sample on the device and on the CPU, forward or backward, compared
+  compile_variant.py  the `compile` variant: torch.compile (Inductor) against eager on the same samples
+  cpu_capability.py   the CPU-capability axis: samples serialised once, one process per ATEN_CPU_CAPABILITY
+  capability_worker.py  that process (`python -m crossdev.opinfo.capability_worker`)
   suite.py          the worker's check/run requests: rows -> cases
 """

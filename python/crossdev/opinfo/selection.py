@@ -22,15 +22,25 @@ def load_op_db():
     return op_db
 
 
-def select(op_db, pattern: str, exclude=()) -> list:
-    """The OpInfos whose full name matches `pattern` and none of `exclude`, in op_db's order."""
+def _globs(pattern) -> list:
+    return [pattern] if isinstance(pattern, str) else list(pattern)
+
+
+def select(op_db, pattern, exclude=()) -> list:
+    """The OpInfos whose full name matches `pattern` (a glob, or a list of globs: any) and none of
+    `exclude`, in op_db's order."""
+    globs = _globs(pattern)
     return [op for op in op_db
-            if fnmatch.fnmatchcase(full_name(op), pattern)
+            if any(fnmatch.fnmatchcase(full_name(op), g) for g in globs)
             and not any(fnmatch.fnmatchcase(full_name(op), ex) for ex in exclude)]
 
 
-def selection_problem(op_db, pattern: str, exclude=()) -> str | None:
-    """Why `pattern` is bad input, or None. A plain name torch lacks gets the nearest matches."""
+def selection_problem(op_db, pattern, exclude=()) -> str | None:
+    """Why `pattern` (a glob, or a list of globs, each of which must select) is bad input, or None.
+    A plain name torch lacks gets the nearest matches."""
+    if isinstance(pattern, list) and pattern and all(isinstance(g, str) for g in pattern):
+        problems = [p for p in (selection_problem(op_db, g, exclude) for g in pattern) if p]
+        return "; ".join(problems) or None
     if not isinstance(pattern, str) or not pattern:
         return "expected a glob over OpInfo names (e.g. 'add', 'nn.functional.*', '*')"
     if select(op_db, pattern, exclude):

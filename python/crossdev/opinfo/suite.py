@@ -6,13 +6,13 @@ from __future__ import annotations
 import time
 import zlib
 
-from . import expectations, open_contract, row_tolerance, samples, selection
+from . import compile_variant, cpu_capability, expectations, open_contract, row_tolerance, samples, selection
 from .float64_diagnostic import Diagnostic
 from .tolerances import tolerance_for
 from crossdev.worker_devices import device_for
 
 CHECKS = ("forward", "backward")
-VARIANTS = ("function", "inplace", "out")  # the OpInfo's functional, in-place and out= forms
+VARIANTS = ("function", "inplace", "out", "compile")  # the OpInfo's forms; compile: torch.compile vs eager
 DTYPE_NAMES = ("float32", "float16", "bfloat16", "float64", "complex64", "complex128",
                "int8", "int16", "int32", "int64", "uint8", "bool")
 SEED = 0
@@ -32,6 +32,12 @@ def _op_db_or_fatal(out):
 
 
 def check(request, out) -> None:
+    capability_problems = [(i, key, message) for i, row in enumerate(request["rows"])
+                           for key, message in cpu_capability.row_problems(row)]
+    for i, key, message in capability_problems:
+        out.bad(i, key, message)
+    if capability_problems:  # bad input already: no need to import op_db (seconds) to say so
+        return
     op_db = _op_db_or_fatal(out)
     if op_db is None:
         return
@@ -66,7 +72,7 @@ def plan(op_db, row, shard=(1, 1)) -> list:
     ops = [op for op in selection.select(op_db, row["opinfo"], row.get("exclude", []))
            if in_shard(selection.full_name(op), shard)]
     return [(op, selection.full_name(op), kind, dtype, check, variant)
-            for op in ops for kind in row["devices"] for dtype in row["dtypes"]
+            for op in ops for kind in (cpu_capability.case_kinds(row) or row["devices"]) for dtype in row["dtypes"]
             for variant in row.get("variants", ["function"]) for check in row.get("checks", ["forward"])]
 
 
@@ -110,6 +116,9 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
     case["details"].update(tolerance=f"rtol={tol.rtol:g}, atol={tol.atol:g}", tolerance_source=tol.source)
     if metadata_only:
         case["details"]["compared"] = "shape, dtype and layout only: " + metadata_only
+    run_sample = compile_variant.run_sample if variant == "compile" else samples.run_sample
+    if variant == "compile":
+        case["details"]["golden"] = compile_variant.GOLDEN
     torch.manual_seed(SEED)
     sample_iter = op.sample_inputs("cpu", dtype, requires_grad=(check == "backward"))
     compared, golden_raised, failing = 0, 0, []
@@ -120,7 +129,7 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
             break
         torch.manual_seed(SEED + index)
         try:
-            o = samples.run_sample(op, sample, device, check, tol, values=metadata_only is None, variant=variant)
+            o = run_sample(op, sample, device, check, tol, values=metadata_only is None, variant=variant)
         except samples.GoldenError:
             golden_raised += 1
             continue
@@ -142,7 +151,7 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
     if failing:
         float64.record(case)
         case["details"]["failing_samples"] = "\n".join(failing[:10]) + (f"\n... {len(failing) - 10} more" if len(failing) > 10 else "")
-        case.update(status="fail", message=f"{len(failing)} of {compared} samples differ from the CPU; first: {failing[0]}; "
+        case.update(status="fail", message=f"{len(failing)} of {compared} samples differ from {'eager' if variant == 'compile' else 'the CPU'}; first: {failing[0]}; "
                                            f"tolerance {tol.describe()}")
     return case
 
@@ -165,7 +174,7 @@ def plan_cases(request, out) -> None:
         return
     out.plan(len(cases))
     for index, (_, name, kind, dtype_name, check, variant) in enumerate(cases):
-        out.item(index, case_id(request["row"], name, kind, dtype_name, check, variant), kind)
+        out.item(index, case_id(request["row"], name, kind, dtype_name, check, variant), kind.split("@")[0])
 
 
 def run(request, out) -> None:
@@ -173,15 +182,42 @@ def run(request, out) -> None:
     if cases is None:
         return
     out.plan(len(cases))
+    if cpu_capability.KEY in request["row"]:
+        cpu_capability.run_row(request, out, cases, SEED, lambda runner, i: _run_one(cases, i, request, out, runner))
+        return
     for index in range(request.get("start", 0), len(cases)):
-        op, name, kind, dtype_name, check, variant = cases[index]
-        cid = case_id(request["row"], name, kind, dtype_name, check, variant)
-        out.start(index, cid)
-        started = time.perf_counter()
-        try:
+        _run_one(cases, index, request, out)
+
+
+def _run_one(cases, index, request, out, capability_runner=None) -> None:
+    """Case `index`: START, then its CASE record (a harness exception is the case's `error`)."""
+    op, name, kind, dtype_name, check, variant = cases[index]
+    cid = case_id(request["row"], name, kind, dtype_name, check, variant)
+    out.start(index, cid)
+    started = time.perf_counter()
+    try:
+        if capability_runner is not None:
+            case = capability_case(op, name, kind, dtype_name, check, variant, request, capability_runner)
+        else:
             case = run_case(op, name, kind, dtype_name, check, variant, request)
-        except Exception as e:  # noqa: BLE001  the harness could not evaluate this case
-            case = {"id": cid, "status": "error",
-                    "execution": "not_run", "message": f"harness: {type(e).__name__}: {e}"}
-        case["duration_s"] = time.perf_counter() - started
-        out.case(case)
+    except Exception as e:  # noqa: BLE001  the harness could not evaluate this case
+        case = {"id": cid, "status": "error",
+                "execution": "not_run", "message": f"harness: {type(e).__name__}: {e}"}
+    case["duration_s"] = time.perf_counter() - started
+    out.case(case)
+
+
+def capability_case(op, name, kind, dtype_name, check, variant, request, runner) -> dict:
+    """A case of the CPU-capability axis (kind cpu@<capability>; crossdev.opinfo.cpu_capability)."""
+    case = {"id": case_id(request["row"], name, kind, dtype_name, check, variant), "status": "pass", "metrics": {},
+            "details": {"op": name, "device_kind": kind, "dtype": dtype_name, "check": check, "variant": variant}}
+    skipped = expectations.expected_skip(request, "cpu", case["id"])
+    if skipped:
+        case.update(status="skip", execution="not_run", message=skipped)
+        return case
+    dtype = _dtype(dtype_name)
+    why_not = _supported(op, "cpu", dtype, check)
+    if why_not:
+        case.update(status="skip", execution="not_run", message=why_not)
+        return case
+    return runner.run_case(op, name, kind, dtype_name, check, variant, case)

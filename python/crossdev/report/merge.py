@@ -10,6 +10,7 @@ from typing import Dict, Iterable, List
 
 from crossdev.report.bundle import Bundle, BundleError, load_bundles
 from crossdev.report.schema import GATING_STATUSES
+from crossdev.report.shards import fold_shards
 
 
 @dataclass
@@ -104,6 +105,7 @@ def load_all(paths: Iterable[str]):
 
 def merge(paths: Iterable[str], history_paths: Iterable[str] = ()) -> Report:
     runners, errors = load_all(paths)
+    runners = fold_shards(runners, runner_label)  # a sharded run is one runner (crossdev run --shard)
     history, history_errors = load_all(history_paths)
     _assign_labels(runners)
     _assign_labels(history)

@@ -168,7 +168,8 @@ EXECUTION_TARGET = Obj(
         "simulated": BOOL,
         "simulate_spec": STR,
         "devices": ListOf(DEVICE),
-    }
+    },
+    optional={"shard": STR},  # "I/N" of `crossdev run --shard`; absent when unsharded
 )
 
 # A case's structured `data` (written by Python suites; docs/bundle-schema.md, "Models data"): the models

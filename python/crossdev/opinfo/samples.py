@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import torch
 from torch.utils._pytree import tree_flatten, tree_map
 
+from .host_arguments import keep_on_host
 from .tolerances import Tolerance
 
 
@@ -131,7 +132,7 @@ def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, var
         expected = _call(op, sample, variant, template, "cpu")
     except Exception as e:  # noqa: BLE001
         raise GoldenError(f"{type(e).__name__}: {e}") from e
-    dev_sample = _to_device(sample, device)
+    dev_sample = keep_on_host(op, sample, _to_device(sample, device))
     try:
         actual = _call(op, dev_sample, variant, template, device)
     except Exception as e:  # noqa: BLE001

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 import zlib
 
-from . import expectations, open_contract, samples, selection
+from . import expectations, kernel_source, open_contract, samples, selection
 from .tolerances import tolerance_for
 from crossdev.worker_devices import device_for
 
@@ -109,7 +109,7 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
         case["details"]["compared"] = "shape, dtype and layout only: " + metadata_only
     torch.manual_seed(SEED)
     sample_iter = op.sample_inputs("cpu", dtype, requires_grad=(check == "backward"))
-    compared, golden_raised, failing = 0, 0, []
+    compared, golden_raised, failing, first = 0, 0, [], None
     worst = samples.Outcome()
     for index, sample in enumerate(sample_iter):
         if index >= row.get("max_samples", 16):
@@ -124,6 +124,7 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
             case.update(status="error", message=f"sample {index} (shapes {samples.shapes_of(sample)}): {e}")
             return case
         compared += 1
+        first = first if first is not None else sample
         for key in ("max_abs", "max_rel", "max_ulp"):
             setattr(worst, key, max(getattr(worst, key), getattr(o, key)))
         if o.mismatch:
@@ -132,6 +133,8 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
                        "max_rel": worst.max_rel, "max_ulp": worst.max_ulp}
     if golden_raised:
         case["details"]["golden_raised"] = f"{golden_raised} sample(s) raised on the CPU and were not compared"
+    if first is not None and execution == "simulated":
+        case["details"].update(kernel_source.for_case(op, first, device, check, variant))
     if compared == 0:
         case.update(status="skip", execution="not_run", message="no sample ran on the CPU golden")
         return case

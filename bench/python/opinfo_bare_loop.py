@@ -38,7 +38,7 @@ def run_sample(op, sample, device, backward: bool) -> None:
         return
     grads = [torch.randn_like(t) for t in e_outs]
     e_grads = torch.autograd.grad(e_outs, e_in, grads, allow_unused=True)
-    a_grads = torch.autograd.grad(a_outs, a_in, [g.to(device) for g in grads], allow_unused=True)
+    a_grads = torch.autograd.grad(a_outs, a_in, [g.to(a.device) for g, a in zip(grads, a_outs)], allow_unused=True)
     for a, e in zip(a_grads, e_grads):
         if a is not None and e is not None:
             torch.testing.assert_close(a.cpu(), e, equal_nan=True, check_device=False)

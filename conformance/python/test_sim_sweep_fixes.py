@@ -44,3 +44,20 @@ def test_tensor_splits_indices_stay_on_the_host_and_nothing_else_does():
     assert kept.args[0].device.type == "cpu" and kept.input.device.type == "meta"
     other = SampleInput(torch.ones(5, device="meta"), args=(torch.tensor([1, 3], device="meta"),))
     assert host_arguments.keep_on_host(types.SimpleNamespace(name="split"), cpu, other).args[0].device.type == "meta"
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_convolution_has_a_backward_on_sim_equal_to_the_cpus(sim, transposed):
+    torch.manual_seed(0)
+    conv = torch.nn.functional.conv_transpose2d if transposed else torch.nn.functional.conv2d
+    x, b = torch.randn(2, 3, 5, 5), torch.randn(4)
+    w = torch.randn(3, 4, 3, 3) if transposed else torch.randn(4, 3, 3, 3)
+    cpu = [t.clone().requires_grad_() for t in (x, w, b)]
+    dev = [t.to("sim").requires_grad_() for t in (x, w, b)]
+    out = conv(*cpu, stride=2, padding=1)
+    grad = torch.randn_like(out)
+    expected = torch.autograd.grad(out, cpu, grad)
+    actual = torch.autograd.grad(conv(*dev, stride=2, padding=1), dev, grad.to("sim"))  # raised NotImplementedError
+    for a, e in zip(actual, expected):
+        assert a.device.type == "sim"
+        torch.testing.assert_close(a.cpu(), e)

@@ -10,7 +10,9 @@
   - the sweep's peak RSS: the largest ru_maxrss of the harness's processes (the Python worker's; the
     kernel keeps the largest over every waited-for descendant in RUSAGE_CHILDREN): target <= 2 GiB.
 
-Both sides start a fresh interpreter and load op_db, so start-up costs are on both. The results are
+Both sides start a fresh interpreter and load op_db, so start-up costs are on both. Each entry's
+real_time is the wall time (what the targets read) and its cpu_time the CPU seconds of the side's whole
+process tree (RUSAGE_CHILDREN), the figure a loaded machine distorts least. The results are
 Google Benchmark JSON entries (bench/python/gbench_json.py) named opinfo_sweep/<impl>/float32/16/sim/fwd_bwd
 with impl `harness` and `bare`; the harness's carries the counters peak_rss_bytes, cases and samples.
 bench/summarize.py's targets opinfo_sweep_wall, opinfo_sweep_overhead and opinfo_sweep_rss read them.
@@ -41,12 +43,19 @@ def sweep_row(kind: str, opinfo: str, max_samples: int) -> str:
             f"max_samples: {max_samples}}}\n")
 
 
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_timed(cmd, env=None):
-    """(wall seconds, completed process, peak RSS in bytes of every descendant waited for so far)."""
-    started = time.perf_counter()
+    """(wall seconds, CPU seconds of the command's process tree, completed process, peak RSS in bytes of
+    every descendant waited for so far). The CPU time is what a loaded machine distorts least."""
+    cpu_before, started = _children_cpu_s(), time.perf_counter()
     done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     wall = time.perf_counter() - started
-    return wall, done, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # Linux: KiB
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # Linux: KiB
+    return wall, _children_cpu_s() - cpu_before, done, rss
 
 
 def harness(python: str, kind: str, opinfo: str, max_samples: int, workdir: pathlib.Path):
@@ -56,25 +65,25 @@ def harness(python: str, kind: str, opinfo: str, max_samples: int, workdir: path
     bundle = workdir / "bundle.json"
     cmd = [python, "-m", "crossdev", "run", "--matrix", str(matrix), "--simulate", kind, "--quiet",
            "--row-timeout", "7200", "--out", str(bundle)]
-    wall, done, rss = run_timed(cmd)
+    wall, cpu, done, rss = run_timed(cmd)
     if not bundle.exists():
         return None, f"crossdev run exited {done.returncode} without a bundle"
     cases = json.loads(bundle.read_text(encoding="utf-8"))["cases"]
     ran = [c for c in cases if c.get("execution") != "not_run"]
     samples = sum(int(c.get("metrics", {}).get("samples", 0)) for c in ran)
-    return {"real_time": wall * 1e6, "cpu_time": wall * 1e6, "peak_rss_bytes": float(rss),
+    return {"real_time": wall * 1e6, "cpu_time": cpu * 1e6, "peak_rss_bytes": float(rss),
             "cases": float(len(ran)), "samples": float(samples)}, None
 
 
 def bare(python: str, kind: str, opinfo: str, max_samples: int):
     here = pathlib.Path(__file__).resolve().parent
-    wall, done, _ = run_timed([python, str(here / "opinfo_bare_loop.py"), "--kind", kind, "--opinfo", opinfo,
+    wall, cpu, done, _ = run_timed([python, str(here / "opinfo_bare_loop.py"), "--kind", kind, "--opinfo", opinfo,
                                "--max-samples", str(max_samples)])
     lines = [l for l in done.stdout.splitlines() if l.startswith("{")]
     if done.returncode != 0 or not lines:
         return None, f"the bare loop exited {done.returncode}"
     counts = json.loads(lines[-1])
-    return {"real_time": wall * 1e6, "cpu_time": wall * 1e6, "cases": float(counts["cases"]),
+    return {"real_time": wall * 1e6, "cpu_time": cpu * 1e6, "cases": float(counts["cases"]),
             "samples": float(counts["samples"])}, None
 
 
@@ -111,7 +120,8 @@ def main(argv=None) -> int:
             return 2
         gbench_json.write(args.merge_into, gbench_json.merge(target, doc, "crossdev_opinfo_sweep_"))
     for e in entries:
-        print(e["name"], f"{e['real_time'] / 1e6:.1f} s" if "real_time" in e else e.get("error_message"),
+        print(e["name"], f"{e['real_time'] / 1e6:.1f} s wall, {e['cpu_time'] / 1e6:.1f} s CPU" if "real_time" in e
+              else e.get("error_message"),
               f"peak RSS {e['peak_rss_bytes'] / 2**30:.2f} GiB" if "peak_rss_bytes" in e else "")
     return 0
 

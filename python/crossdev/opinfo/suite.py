@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 import zlib
 
-from . import expectations, kernel_source, open_contract, samples, selection
+from . import expectations, kernel_source, open_contract, samples, seeding, selection
 from .tolerances import tolerance_for
 from crossdev.worker_devices import device_for
 
@@ -110,14 +110,15 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
     elif open_contract.open_order_reason(name):
         case["details"]["compared"] = "in canonical order where the sample leaves it open (forward): " + \
             open_contract.open_order_reason(name)
-    torch.manual_seed(SEED)
+    device_type = str(device).split(":")[0]
+    seeding.seed(SEED, device_type)
     sample_iter = op.sample_inputs("cpu", dtype, requires_grad=(check == "backward"))
     compared, golden_raised, failing, first = 0, 0, [], None
     worst = samples.Outcome()
     for index, sample in enumerate(sample_iter):
         if index >= row.get("max_samples", 16):
             break
-        torch.manual_seed(SEED + index)
+        seeding.seed(SEED + index, device_type)
         try:
             o = samples.run_sample(op, sample, device, check, tol, values=metadata_only is None, variant=variant)
         except samples.GoldenError:

@@ -2,8 +2,9 @@
 
 torch.manual_seed also calls torch.cuda/xpu/mtia.manual_seed_all; with those runtimes uninitialised
 (a CPU host, a sim run) each call queues a lambda with a formatted stack trace (torch.cuda._lazy_call),
-so a sweep's tens of thousands of seeds spent over half of the harness's time in traceback formatting
-and grew a queue that is never drained. The samples draw from the CPU generator; a device draws from
+and grows a queue that is never drained. In a profile of the worker (2026-11-26, ops a* to f*) torch.manual_seed
+took about half of the run, mostly formatting those traces; about half of the calls were the suite's own,
+removed here (op_db's sample generators still make theirs). The samples draw from the CPU generator; a device draws from
 its own generators, seeded here when its runtime is up (sim: crossdev.sim's device module)."""
 from __future__ import annotations
 

@@ -28,7 +28,8 @@ _TIME_UNIT_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 _SIZE_MULTIPLIER = {"K": 1024, "M": 1024 * 1024}
 # Every impl a crossdev bench names, in table order (peer_bench.py's, then the C++ bench's torchscript,
 # then the per-call figure's ATen yardsticks: bench/python/per_call.py).
-IMPLS = ("fused.out", "fused", "fallback", "aten.out", "aten", "compile", "torchscript", "torch.add", "aten.add")
+IMPLS = ("fused.out", "fused", "fallback", "aten.out", "aten", "compile", "torchscript", "torch.add", "aten.add",
+         "harness", "bare")  # the last two: the OpInfo sweep (bench/python/opinfo_sweep_bench.py)
 TRIAD_OP = "stream_triad"
 PER_CALL_PASS = "call"  # bench/python/per_call.py: one call at the smallest realistic shape, one thread
 NOISY_CV = 0.05
@@ -240,6 +241,30 @@ TARGETS: List[Target] = [
     Target("per_call_vs_torch_add", "one crossdev call at the smallest realistic inputs (x = [2, 8, 64]) "
            "vs one torch.add(x, x), one thread: time(fused) / time(torch.add)",
            _per_call, lambda g, t: _ratio(g, "fused", "torch.add"), None, "x torch.add's time", maximum=1.5),
+]
+# Issue 24: the OpInfo sweep (bench/python/opinfo_sweep_bench.py), one simulated device, fwd+bwd, float32.
+OPINFO_SWEEP_OP = "opinfo_sweep"
+
+
+def _opinfo_sweep(g: Group) -> bool:
+    return g.op == OPINFO_SWEEP_OP and g.pass_ == "fwd_bwd"
+
+
+def _harness_figure(g: Group, scale: Callable[[Point], float]) -> Value:
+    p = g.ok("harness")
+    return (scale(p), [p]) if p else None
+
+
+TARGETS += [
+    Target("opinfo_sweep_wall", "wall time of the float32 fwd+bwd sweep of every OpInfo (<= 16 samples each) on one "
+           "simulated device, through the harness", _opinfo_sweep, lambda g, t: _harness_figure(g, lambda p: p.seconds),
+           None, "s", maximum=300.0),
+    Target("opinfo_sweep_overhead", "the harness's sweep vs a bare loop running the same samples with torch alone, "
+           "same run: time(harness) / time(bare)", _opinfo_sweep, lambda g, t: _ratio(g, "harness", "bare"),
+           None, "x the bare loop's time", maximum=1.5),
+    Target("opinfo_sweep_rss", "peak RSS of the sweep's processes (the Python worker's ru_maxrss)", _opinfo_sweep,
+           lambda g, t: _harness_figure(g, lambda p: p.counters.get("peak_rss_bytes", math.nan) / 2 ** 30),
+           None, "GiB", maximum=2.0),
 ]
 RESOLVE_MAX_NS = 50.0
 

@@ -60,6 +60,12 @@ if [[ -x "$build/bin/crossdev_bench" && "${CROSSDEV_SKIP_BENCH:-0}" != 1 ]]; the
       [[ "$allocator" == both && -f "$tc_json" ]] && \
         "$python" bench/summarize.py "$tc_json" --markdown "$out/bench_summary_tcmalloc.md" > /dev/null || true
     fi
+    # The OpInfo sweep's figures (issue 24): wall time, overhead over a bare torch loop, peak RSS, on one
+    # simulated kind (bench/python/opinfo_sweep_bench.py; several minutes). CROSSDEV_BENCH_OPINFO=0 leaves it out.
+    if [[ "${CROSSDEV_BENCH_OPINFO:-1}" != 0 ]]; then
+      "$python" bench/python/opinfo_sweep_bench.py --python "$python" --out "$out/opinfo_sweep_bench.json" \
+        --merge-into "$out/bench.json.tmp" || echo "the OpInfo sweep benchmark failed (see above)" >&2
+    fi
     mv "$out/bench.json.tmp" "$out/bench.json"
     bench_args=(--bench-json "$out/bench.json")
     "$python" bench/summarize.py "$out/bench.json" --markdown "$out/bench_summary.md" --json "$out/bench_summary.json" || true
@@ -70,8 +76,13 @@ fi
 
 echo "== conformance =="
 # The catalog, plus the example models (matrices/models, docs/models.md: their factories live in
-# examples/models, which --import puts on the models worker's sys.path) in the same bundle.
-"$python" -m crossdev run --matrix matrices --matrix matrices/models --import examples/models "${sim_args[@]}" --quiet \
+# examples/models, which --import puts on the models worker's sys.path) and the OpInfo rows (matrices/opinfo,
+# docs/opinfo.md: the sweep of every OpInfo on every simulated kind, the CPU-capability row, the smoke row,
+# and any other row of that folder) in the same bundle. A sweep row runs for many minutes in one isolation
+# worker, so the row timeout is raised (CROSSDEV_REPORT_ROW_TIMEOUT_S); a hanging case is still cut at its
+# case_timeout.
+"$python" -m crossdev run --matrix matrices --matrix matrices/models --matrix matrices/opinfo --import examples/models \
+  "${sim_args[@]}" --quiet --row-timeout "${CROSSDEV_REPORT_ROW_TIMEOUT_S:-5400}" \
   --out "$out/bundle.json" --junit "$out/junit.xml" "${bench_args[@]}"
 rc=$?
 if [[ -f "$out/bundle.json" ]]; then

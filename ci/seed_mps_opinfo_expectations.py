@@ -10,8 +10,10 @@ The lists are local variables of functions defined only when MPS is available, s
 with `ast`, not run. Keys are PyTorch's `op.name + op.variant_test_name` (no dot); op_db maps them to
 the full names of crossdev's case ids. mps_ops_modifier's lists judge TestConsistency.test_output_match
 (crossdev's `forward`), mps_ops_grad_modifier's test_output_grad_match (`backward`). Every entry is
-`execution: real`: the lists describe Apple's MPS, not the sim backend's mps-like profile. `--check`
-exits 1 when FILE differs from what this torch's lists give (the file is stale)."""
+`execution: real`: the lists describe Apple's MPS, not the sim backend's mps-like profile. The file's
+other entries (those not citing common_mps.py: `crossdev expectations accept`'s entries for the
+simulated mps, hand-written ones) are kept, after the seeded ones. `--check` exits 1 when FILE differs
+from what this torch's lists give (the file is stale)."""
 from __future__ import annotations
 
 import argparse
@@ -94,8 +96,15 @@ def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def render(found, full_names, torch_version) -> str:
-    """The YAML text: one flow mapping per entry, in the lists' order."""
+def kept_entries(path) -> list:
+    """The entry lines of an existing file that this script did not write (one flow mapping each)."""
+    if not path.exists():
+        return []
+    return [line for line in path.read_text().splitlines() if line.startswith("  - {") and SOURCE not in line]
+
+
+def render(found, full_names, torch_version, kept=()) -> str:
+    """The YAML text: one flow mapping per entry, in the lists' order, then the kept entries."""
     out = [f"# Seeded by ci/seed_mps_opinfo_expectations.py from torch {torch_version}'s {SOURCE}",
            "# (TestConsistency's lists; regenerate, never hand-edit). Lists left out:"]
     out += [f"#   {name}: {why}" for name, why in LEFT_OUT.items()]
@@ -122,6 +131,9 @@ def render(found, full_names, torch_version) -> str:
         reason = f"{SOURCE} mps_ops_modifier: every op expectedFailure for {dtype} ({why})"
         out.append("  - {" + f"match: {_quote(f'*/mps/{dtype}/*')}, status: xfail, reason: {_quote(reason)}, "
                    "class: dtype_unsupported, execution: real" + "}")
+    if kept:
+        out.append("  # Not from PyTorch's lists (kept as they are when this file is regenerated):")
+        out += list(kept)
     if unknown:
         out.insert(2 + len(LEFT_OUT) + 1, "#   " + ", ".join(unknown))
     return "\n".join(out) + "\n"
@@ -133,7 +145,7 @@ def common_mps_path() -> str:
     return importlib.util.find_spec("torch.testing._internal.common_mps").origin
 
 
-def generate() -> str:
+def generate(kept=()) -> str:
     import torch
     from torch.testing._internal.common_methods_invocations import op_db
 
@@ -141,7 +153,7 @@ def generate() -> str:
     for op in op_db:
         full = f"{op.name}.{op.variant_test_name}" if op.variant_test_name else op.name
         full_names.setdefault(op.name + op.variant_test_name, []).append(full)
-    return render(read_lists(common_mps_path()), full_names, torch.__version__.split("+")[0])
+    return render(read_lists(common_mps_path()), full_names, torch.__version__.split("+")[0], kept)
 
 
 def main(argv=None) -> int:
@@ -149,7 +161,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=pathlib.Path, default=OUT)
     parser.add_argument("--check", action="store_true", help="exit 1 when --out is not what this torch's lists give")
     args = parser.parse_args(argv)
-    text = generate()
+    text = generate(kept_entries(args.out))
     if args.check:
         if not args.out.exists() or args.out.read_text() != text:
             print(f"{args.out} is stale: regenerate it with ci/seed_mps_opinfo_expectations.py", file=sys.stderr)

@@ -211,3 +211,17 @@ def test_every_issue_23_target_is_in_the_table():
     assert {"fused_vs_aten_sweep", "per_call_vs_torch_add", "fwd_bwd_vs_compile"} <= names
     per_call = next(t for t in summarize.TARGETS if t.name == "per_call_vs_torch_add")
     assert per_call.maximum == 1.5 and per_call.met(1.5) and not per_call.met(1.51)
+
+
+def test_the_opinfo_sweeps_three_figures_are_ceilings(tmp_path):
+    # bench/python/opinfo_sweep_bench.py's entries: the harness 200 s with a 1 GiB peak RSS, the bare loop 100 s
+    bench = write(tmp_path, "opinfo.json", [
+        entry("opinfo_sweep/harness/float32/16/sim/fwd_bwd", 200e6, peak_rss_bytes=float(1 << 30)),
+        entry("opinfo_sweep/bare/float32/16/sim/fwd_bwd", 100e6)])
+    _, targets, md = run(tmp_path, bench)
+    case = "opinfo_sweep/float32/16/sim/fwd_bwd"
+    wall, overhead, rss = (targets[(t, case)] for t in ("opinfo_sweep_wall", "opinfo_sweep_overhead", "opinfo_sweep_rss"))
+    assert wall["value"] == pytest.approx(200.0) and wall["met"]            # <= 300 s
+    assert overhead["value"] == pytest.approx(2.0) and not overhead["met"]  # <= 1.5x the bare loop
+    assert rss["value"] == pytest.approx(1.0) and rss["met"]                # <= 2 GiB
+    assert "| opinfo_sweep_overhead | opinfo_sweep/float32/16/sim/fwd_bwd | 2.00 | <= 1.5 | MISSED (33% over) |" in md

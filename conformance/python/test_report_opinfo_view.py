@@ -70,3 +70,16 @@ def test_only_expected_failures_are_not_red_and_counts_sort_as_numbers(tmp_path)
 
 def test_without_opinfo_cases_the_section_is_absent(tmp_path):
     assert render_section(tmp_path, sample.bundle("cpu", [sample.case("ops.x/cpu", "ops")])) == ""
+
+
+def test_a_simulated_scoreboard_says_which_kernel_ran_per_check(tmp_path):
+    forward = opinfo_case("native_layer_norm", "mps", "float32", "forward", execution="simulated")
+    forward["details"].update(kernel_source="composite", device_kernels="composite: aten::native_layer_norm")
+    backward = opinfo_case("native_layer_norm", "mps", "float32", "backward", execution="simulated")
+    backward["details"].update(kernel_source="cpu_fallback", device_kernels="cpu_fallback: aten::native_layer_norm_backward")
+    real = sample.bundle("cuda", [opinfo_case("sin", "cuda", "float32", "forward")], host="gpu-runner")
+    section = render_section(tmp_path, real, sample.bundle("cpu", [forward, backward], host="cpu-runner",
+                                                           simulated=True, simulate_spec="mps"))
+    assert 'title="composite: aten::native_layer_norm"' in section and "composite (forward)" in section
+    assert "cpu_fallback (backward)" in section
+    assert section.count("device kernel (hover: ATen ops)") == 1  # the real device's scoreboard has no such column

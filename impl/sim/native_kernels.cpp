@@ -127,6 +127,23 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
   return out;
 }
 
+// Its autograd: convolution_backward_overrideable has no CPU kernel to delegate to, so it runs
+// at::convolution_backward (the CPU's) on host copies and returns the gradients on the input's device.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, c10::IntArrayRef stride,
+    c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed, c10::IntArrayRef output_padding,
+    int64_t groups, std::array<bool, 3> output_mask) {
+  check_inference_mode(current_profile());
+  auto to_host = [](const at::Tensor& t) { return t.is_privateuseone() ? host_alias(t).clone() : t; };
+  const int64_t channels = transposed ? weight.size(1) * groups : weight.size(0);
+  const std::vector<int64_t> bias_sizes{channels};
+  auto [gi, gw, gb] = at::convolution_backward(to_host(grad_output), to_host(input), to_host(weight), bias_sizes,
+                                               stride, padding, dilation, transposed, output_padding, groups,
+                                               output_mask);
+  auto back = [&](const at::Tensor& t) { return t.defined() ? t.to(input.device()) : t; };
+  return {back(gi), back(gw), back(gb)};
+}
+
 }  // namespace
 
 void register_native_kernels(torch::Library& m) {
@@ -143,6 +160,7 @@ void register_native_kernels(torch::Library& m) {
   m.impl("set_.source_Storage", &set_source_storage);
   m.impl("set_.source_Storage_storage_offset", &set_source_storage_offset);
   m.impl("convolution_overrideable", &convolution_overrideable);
+  m.impl("convolution_backward_overrideable", &convolution_backward_overrideable);
 }
 
 }  // namespace crossdev::sim

@@ -30,6 +30,14 @@ void register_once() {
   register_native_kernels(kernels);
   static torch::Library cpu_delegate(torch::Library::IMPL, "_", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
   cpu_delegate.fallback(torch::CppFunction::makeFromBoxedFunction<&sim_delegate_to_cpu>());
+  // A PrivateUse1 copy reaches the backend as _copy_from, which the conjugate and negative
+  // fallbacks would materialise by cloning the source: a clone is a copy into sim, i.e. _copy_from
+  // again, and recursed until the stack overflowed (torch.conj(t).resolve_conj() segfaulted).
+  // sim's _copy_from honours both bits itself (host_alias keeps them), so it is let through.
+  static torch::Library conj_copy(torch::Library::IMPL, "aten", c10::DispatchKey::Conjugate, __FILE__, __LINE__);
+  conj_copy.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  static torch::Library neg_copy(torch::Library::IMPL, "aten", c10::DispatchKey::Negative, __FILE__, __LINE__);
+  neg_copy.impl("_copy_from", torch::CppFunction::makeFallthrough());
   g_registered.store(true);
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include <c10/core/CPUAllocator.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
@@ -33,6 +34,8 @@ at::Device SimHooks::getDeviceFromPtr(void* data) const {
   TORCH_CHECK(device.has_value(), "sim: pointer ", data, " is not the start of a live sim allocation");
   return at::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(*device));
 }
+
+at::Allocator* SimHooks::getPinnedMemoryAllocator() const { return c10::GetCPUAllocator(); }
 
 void SimHooks::resizePrivateUse1Bytes(const c10::Storage& storage, size_t new_bytes) const {
   c10::StorageImpl* impl = storage.unsafeGetStorageImpl();

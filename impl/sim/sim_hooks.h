@@ -18,6 +18,9 @@ struct SimHooks final : public at::PrivateUse1HooksInterface {
   at::Generator getNewGenerator(c10::DeviceIndex device_index = -1) const override;
   at::Device getDeviceFromPtr(void* data) const override;
   bool isPinnedPtr(const void*) const override { return false; }
+  // sim has no pinned memory: a "pinned" host buffer (`to("cpu", non_blocking=True)` asks for one,
+  // as does `pin_memory=True`) is ordinary CPU memory, and isPinnedPtr stays false.
+  at::Allocator* getPinnedMemoryAllocator() const override;
   void resizePrivateUse1Bytes(const c10::Storage& storage, size_t new_bytes) const override;
 };
 

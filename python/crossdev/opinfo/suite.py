@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 import zlib
 
-from . import compile_variant, cpu_capability, expectations, open_contract, row_tolerance, samples, selection
+from . import (compile_variant, cpu_capability, expectations, kernel_source, open_contract, row_tolerance, samples,
+               seeding, selection)
 from .float64_diagnostic import Diagnostic
 from .tolerances import tolerance_for
 from crossdev.worker_devices import device_for
@@ -116,18 +117,22 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
     case["details"].update(tolerance=f"rtol={tol.rtol:g}, atol={tol.atol:g}", tolerance_source=tol.source)
     if metadata_only:
         case["details"]["compared"] = "shape, dtype and layout only: " + metadata_only
+    elif open_contract.open_order_reason(name):
+        case["details"]["compared"] = "in canonical order where the sample leaves it open (forward): " + \
+            open_contract.open_order_reason(name)
     run_sample = compile_variant.run_sample if variant == "compile" else samples.run_sample
     if variant == "compile":
         case["details"]["golden"] = compile_variant.GOLDEN
-    torch.manual_seed(SEED)
+    device_type = str(device).split(":")[0]
+    seeding.seed(SEED, device_type)
     sample_iter = op.sample_inputs("cpu", dtype, requires_grad=(check == "backward"))
-    compared, golden_raised, failing = 0, 0, []
+    compared, golden_raised, failing, first = 0, 0, [], None
     worst = samples.Outcome()
     float64 = Diagnostic(op, dtype, check, variant)
     for index, sample in enumerate(sample_iter):
         if index >= row.get("max_samples", 16):
             break
-        torch.manual_seed(SEED + index)
+        seeding.seed(SEED + index, device_type)
         try:
             o = run_sample(op, sample, device, check, tol, values=metadata_only is None, variant=variant)
         except samples.GoldenError:
@@ -137,6 +142,7 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
             case.update(status="error", message=f"sample {index} (shapes {samples.shapes_of(sample)}): {e}")
             return case
         compared += 1
+        first = first if first is not None else sample
         for key in ("max_abs", "max_rel", "max_ulp"):
             setattr(worst, key, max(getattr(worst, key), getattr(o, key)))
         if o.mismatch:
@@ -145,6 +151,8 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
                        "max_rel": worst.max_rel, "max_ulp": worst.max_ulp}
     if golden_raised:
         case["details"]["golden_raised"] = f"{golden_raised} sample(s) raised on the CPU and were not compared"
+    if first is not None and execution == "simulated":
+        case["details"].update(kernel_source.for_case(op, first, device, check, variant))
     if compared == 0:
         case.update(status="skip", execution="not_run", message="no sample ran on the CPU golden")
         return case

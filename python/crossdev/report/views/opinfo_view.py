@@ -3,7 +3,9 @@
 A heat map of ops x devices first (a reader looks for the red), then one sortable scoreboard per
 device (op x dtype: pass, xfail, fail and skip counts over checks and variants), and behind each
 failing row its cases with the samples' shapes and errors. A device column of a simulated run says
-SIMULATED wherever it appears; on `sim` the kernels are the CPU's unless a library replaced them."""
+SIMULATED wherever it appears. On `sim` a scoreboard row says which kernel ran there
+(crossdev.opinfo.kernel_source): a composite kernel (the code a new backend inherits, compared with
+the CPU's own) or the CPU's kernel through sim's backend fallback (plumbing only)."""
 from collections import Counter
 from typing import Dict, List, NamedTuple, Tuple
 
@@ -33,11 +35,13 @@ class Table(NamedTuple):
     by_op: Dict[Tuple[str, Column], Counter]
     by_op_dtype: Dict[Column, Dict[Tuple[str, str], Counter]]
     failing: Dict[Tuple[str, str, Column], List[dict]]
+    # (op, dtype, column) -> {check: (kernel_source, device_kernels)} of simulated cases (kernel_source.py)
+    kernel_sources: Dict[Tuple[str, str, Column], Dict[str, Tuple[str, str]]] = {}
 
 
 def collect(report: Report) -> Table:
     keys, simulated, ops = [], set(), set()
-    by_op, by_op_dtype, failing = {}, {}, {}
+    by_op, by_op_dtype, failing, kernels = {}, {}, {}, {}
     for runner, case in report.cases():
         if case.get("suite") != SUITE:
             continue
@@ -54,11 +58,17 @@ def collect(report: Report) -> Table:
         by_op_dtype.setdefault(key, {}).setdefault((op, dtype), Counter())[status] += 1
         if status in BAD:
             failing.setdefault((op, dtype, key), []).append(case)
+        if details.get("kernel_source"):
+            check = str(details.get("check", "?")) + ("" if details.get("variant", "function") == "function"
+                                                      else f"/{details['variant']}")
+            kernels.setdefault((op, dtype, key), {})[check] = (str(details["kernel_source"]),
+                                                               str(details.get("device_kernels", "")))
     columns = {key: Column(*key, key in simulated) for key in keys}
     return Table(list(columns.values()), sorted(ops),
                  {(op, columns[key]): c for (op, key), c in by_op.items()},
                  {columns[key]: rows for key, rows in by_op_dtype.items()},
-                 {(op, dtype, columns[key]): cases for (op, dtype, key), cases in failing.items()})
+                 {(op, dtype, columns[key]): cases for (op, dtype, key), cases in failing.items()},
+                 {(op, dtype, columns[key]): k for (op, dtype, key), k in kernels.items()})
 
 
 def _bad(counts: Counter) -> int:
@@ -115,6 +125,12 @@ def _failing_details(cases: List[dict]) -> Markup:
     return el("details", el("summary", f"{len(cases)} failing case(s)"), el("ul", *items))
 
 
+def _kernel_cell(by_check: Dict[str, Tuple[str, str]]) -> Markup:
+    """`composite (forward), cpu_fallback (backward)`, each with the ATen ops and what ran for them."""
+    return join([el("span", f"{source} ({check})", title=ops, class_=f"kernel-{source}")
+                 for check, (source, ops) in sorted(by_check.items())], sep=", ")
+
+
 def scoreboard(t: Table, column: Column) -> Markup:
     rows = []
     for (op, dtype), counts in sorted(t.by_op_dtype.get(column, {}).items()):
@@ -122,8 +138,10 @@ def scoreboard(t: Table, column: Column) -> Markup:
         bad = _bad(counts)
         rows.append([el("b", op), dtype, td(str(counts["pass"]), class_="num"), td(str(counts["xfail"]), class_="num"),
                      td(str(bad), class_="num cell-bad" if bad else "num"), td(str(counts["skip"]), class_="num"),
+                     *([_kernel_cell(t.kernel_sources.get((op, dtype, column), {}))] if column.simulated else []),
                      _failing_details(failing) if failing else ""])
-    header = ["op", "dtype", "pass", "xfail", "fail", "skip", "failing samples (shapes, errors)"]
+    header = ["op", "dtype", "pass", "xfail", "fail", "skip",
+              *(["device kernel (hover: ATen ops)"] if column.simulated else []), "failing samples (shapes, errors)"]
     title = el("h3", column.kind, " (", column.runner, ") ",
                el("span", "SIMULATED", class_="badge sim") if column.simulated else el("span", "real", class_="badge real"))
     return join([title, table(header, rows, class_="grid opinfo-scoreboard")])
@@ -138,5 +156,8 @@ def render(report: Report):
     note = el("p", f"{len(t.ops)} ops, {total} cases, {bad} failing ({fmt_number(100.0 * bad / total, 3)}%). "
                    "Each cell: failing cases over cases run (checks x variants x dtypes); green all pass, red "
                    "any failing (deeper: a larger share), blue-grey only expected failures, grey nothing ran. "
-                   "Simulated devices run the CPU's kernels unless a loaded library replaced them.", class_="note")
+                   "On a simulated device an op runs a composite kernel where ATen has one (CompositeExplicitAutograd: "
+                   "the code a new backend inherits, compared here with the CPU's own kernel), else the CPU's kernel "
+                   "through sim's backend fallback, which proves only the plumbing; the scoreboards' device kernel "
+                   "column says which, per check.", class_="note")
     return join([note, heat_map(t), *(scoreboard(t, c) for c in t.columns)])

@@ -1,0 +1,62 @@
+"""Outputs whose order the contract leaves open (crossdev.opinfo.open_contract.OPEN_ORDER, docs/opinfo.md):
+an unstable sort's ties and unique(sorted=False) are compared in canonical form, so a device that orders
+them differently passes and one that returns wrong values or indices fails. A stand-in op and sample
+(what samples.run_sample reads of op_db's) keep the test free of op_db's import; the "device" is the CPU."""
+import types
+
+import torch
+from torch.utils._pytree import tree_map
+
+from crossdev.opinfo import samples
+from crossdev.opinfo.tolerances import Tolerance
+
+
+class Sample:
+    def __init__(self, input, *args, **kwargs):
+        self.input, self.args, self.kwargs = input, args, kwargs
+
+    def transform(self, f):
+        return Sample(f(self.input), *tree_map(f, self.args), **tree_map(f, self.kwargs))
+
+
+class TwoSidedOp:
+    """The CPU golden is `cpu`'s result, the device's (the second call) `device`'s."""
+
+    def __init__(self, name, cpu, device):
+        self.name, self.variant_test_name, self.calls, self.sides = name, "", 0, (cpu, device)
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        return self.sides[min(self.calls, 2) - 1](*args, **kwargs)
+
+
+TOL = Tolerance(1.3e-6, 1e-5, "test")
+X = torch.tensor([3.0, 1.0, 3.0, 2.0, 1.0])  # ties: 1.0 at 1 and 4, 3.0 at 0 and 2
+
+
+def run(op, sample):
+    return samples.run_sample(op, sample, "cpu", "forward", TOL, values=True).mismatch
+
+
+def test_an_unstable_sort_may_order_ties_either_way_but_its_indices_must_pick_the_values():
+    swapped = lambda x, **kw: torch.return_types.sort((torch.sort(x).values, torch.tensor([4, 1, 3, 2, 0])))
+    assert run(TwoSidedOp("sort", lambda x, **kw: torch.sort(x), swapped), Sample(X)) == ""
+    wrong_pick = lambda x, **kw: torch.return_types.sort((torch.sort(x).values, torch.tensor([4, 4, 3, 2, 0])))
+    assert "output[2]" in run(TwoSidedOp("sort", lambda x, **kw: torch.sort(x), wrong_pick), Sample(X))  # the right values, not a permutation
+    wrong_index = lambda x, **kw: torch.return_types.sort((torch.sort(x).values, torch.tensor([4, 3, 1, 2, 0])))
+    assert "output[1]" in run(TwoSidedOp("sort", lambda x, **kw: torch.sort(x), wrong_index), Sample(X))
+    # a stable sort's order is not open: the same swap fails
+    assert run(TwoSidedOp("sort", lambda x, **kw: torch.sort(x, stable=True), swapped), Sample(X, stable=True)) != ""
+
+
+def test_unique_unsorted_is_compared_sorted_with_the_inverse_rebuilding_the_input():
+    kw = dict(sorted=False, return_inverse=True, return_counts=True, dim=None)
+    cpu = lambda x, **k: (torch.tensor([3.0, 1.0, 2.0]), torch.tensor([0, 1, 0, 2, 1]), torch.tensor([2, 2, 1]))
+    other_order = lambda x, **k: (torch.tensor([1.0, 2.0, 3.0]), torch.tensor([2, 0, 2, 1, 0]), torch.tensor([2, 1, 2]))
+    assert run(TwoSidedOp("unique", cpu, other_order), Sample(X, **kw)) == ""
+    bad_inverse = lambda x, **k: (torch.tensor([1.0, 2.0, 3.0]), torch.tensor([2, 0, 2, 1, 1]), torch.tensor([2, 1, 2]))
+    assert "output[1]" in run(TwoSidedOp("unique", cpu, bad_inverse), Sample(X, **kw))
+    bad_counts = lambda x, **k: (torch.tensor([1.0, 2.0, 3.0]), torch.tensor([2, 0, 2, 1, 0]), torch.tensor([2, 2, 1]))
+    assert "output[2]" in run(TwoSidedOp("unique", cpu, bad_counts), Sample(X, **kw))
+    # sorted=True: the order is the contract
+    assert run(TwoSidedOp("unique", cpu, other_order), Sample(X, **dict(kw, sorted=True))) != ""

@@ -3,6 +3,8 @@ target). It must be the same op in every respect a caller can see: the result, a
 position or by name with the schema's defaults, autograd, torch's own errors, __torch_function__
 (Tensor subclasses and TorchFunctionMode see the crossdev op), a torch.Generator, and
 torch.compile (Dynamo traces the torch.ops overload: no graph break)."""
+import inspect
+
 import pytest
 import torch
 from torch.overrides import TorchFunctionMode
@@ -17,6 +19,7 @@ OPS = crossdev.ops.op_names()
 def test_every_op_has_a_function_named_after_it():
     assert sorted(F.__all__) == sorted(OPS)
     assert F.modulate.__name__ == "modulate" and "crossdev::modulate(" in F.modulate.__doc__
+    assert str(inspect.signature(F.rms_norm)) == "(x, weight, eps=1e-06)"
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -39,14 +42,19 @@ def test_arguments_by_name_and_the_schemas_defaults():
     torch.testing.assert_close(F.rms_norm(x, weight, eps=1), torch.ops.crossdev.rms_norm(x, weight, 1.0), rtol=0, atol=0)
 
 
-def test_wrong_calls_raise_torchs_own_errors():
+def test_wrong_calls_raise_the_signatures_or_torchs_own_errors():
     x, shift, scale = torch.randn(2, 8, 64), torch.randn(2, 64), torch.randn(2, 64)
-    for args, kwargs in (((x, shift), {}), ((x, shift, scale, scale), {}), ((x, shift, "scale"), {}),
-                         ((x, shift), {"scale": scale, "x": x}), ((x, shift), {"scales": scale})):
-        with pytest.raises((TypeError, RuntimeError)) as want:
-            torch.ops.crossdev.modulate.default(*args, **kwargs)
-        with pytest.raises(type(want.value)) as got:
+    # The arguments do not fit the schema's signature: Python's TypeError, naming the op.
+    for args, kwargs in (((x, shift), {}), ((x, shift, scale, scale), {}), ((x, shift), {"scale": scale, "x": x}),
+                         ((x, shift), {"scales": scale})):
+        with pytest.raises(TypeError, match=r"modulate\(\)"):
             F.modulate(*args, **kwargs)
+    # They fit, but torch.ops refuses one: the same error as torch.ops.
+    for args in ((x, shift, "scale"), (x, shift, 2.0)):
+        with pytest.raises((TypeError, RuntimeError)) as want:
+            torch.ops.crossdev.modulate.default(*args)
+        with pytest.raises(type(want.value)) as got:
+            F.modulate(*args)
         assert str(got.value) == str(want.value)
     with pytest.raises(ValueError, match="modulate"):  # a shape the op refuses: ATen's error type, from the kernel
         F.modulate(x, torch.randn(3, 64), scale)

@@ -18,9 +18,9 @@
 #include "ops/bias_dropout_add_scale/kernels.h"
 #include "ops/cpu/dispatch.h"
 #include "ops/cpu/lane_bits.h"
-#include "ops/cpu/output.h"
 #include "ops/cpu/rows.h"
 #include "ops/cpu/vec_io.h"
+#include "ops/output.h"
 #include "ops/portable_random.h"
 
 namespace crossdev::ops::bias_dropout_add_scale::CPU_CAPABILITY {
@@ -168,7 +168,7 @@ at::Tensor forward(const OpCall& call) {
   const at::Tensor x = call.tensor("x");
   const at::Tensor bias = call.tensor("bias");
   // Contiguous, so an element's offset from the base is its row-major index: the mask counter.
-  at::Tensor out = cpu::output_for(call, bias.defined() ? at::infer_size(x.sizes(), bias.sizes()) : x.sizes().vec(), x.options());
+  at::Tensor out = output_for(call, bias.defined() ? at::infer_size(x.sizes(), bias.sizes()) : x.sizes().vec(), x.options());
 
   RowOperand rx, rbias, rscale, rresidual;
   const bool rows = out.dim() > 0 && out.numel() > 0 && x.sizes() == out.sizes() && as_row_operand(x, out, rx) &&

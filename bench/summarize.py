@@ -27,9 +27,10 @@ from typing import Callable, Dict, List, Optional, Tuple
 _TIME_UNIT_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 _SIZE_MULTIPLIER = {"K": 1024, "M": 1024 * 1024}
 # Every impl a crossdev bench names, in table order (peer_bench.py's, then the C++ bench's torchscript,
-# then the per-call figure's ATen yardsticks: bench/python/per_call.py).
-IMPLS = ("fused.out", "fused", "fallback", "aten.out", "aten", "compile", "torchscript", "torch.add", "aten.add",
-         "harness", "bare")  # the last two: the OpInfo sweep (bench/python/opinfo_sweep_bench.py)
+# then the per-call figure's crossdev.functional call and ATen yardsticks: bench/python/per_call.py; then the
+# OpInfo sweep's two sides: bench/python/opinfo_sweep_bench.py).
+IMPLS = ("fused.out", "fused", "functional", "fallback", "aten.out", "aten", "compile", "torchscript", "torch.add",
+         "aten.add", "harness", "bare")
 TRIAD_OP = "stream_triad"
 PER_CALL_PASS = "call"  # bench/python/per_call.py: one call at the smallest realistic shape, one thread
 NOISY_CV = 0.05
@@ -238,9 +239,9 @@ TARGETS: List[Target] = [
     # Issue 23: fast at every size, not only where the per-call costs hide (matrices/bench/sweep.yaml).
     Target("fused_vs_aten_sweep", "allocating fused call vs the best ATen expression (aten), at every size "
            "of the sweep (fp32 fwd, 1K to 8M)", _fwd, lambda g, t: _ratio(g, "aten", "fused"), 1.0, "x"),
-    Target("per_call_vs_torch_add", "one crossdev call at the smallest realistic inputs (x = [2, 8, 64]) "
-           "vs one torch.add(x, x), one thread: time(fused) / time(torch.add)",
-           _per_call, lambda g, t: _ratio(g, "fused", "torch.add"), None, "x torch.add's time", maximum=1.5),
+    Target("per_call_vs_torch_add", "one crossdev call from Python (crossdev.functional.<op>) at the smallest "
+           "realistic inputs (x = [2, 8, 64]) vs one torch.add(x, x), one thread: time(functional) / time(torch.add)",
+           _per_call, lambda g, t: _ratio(g, "functional", "torch.add"), None, "x torch.add's time", maximum=1.5),
 ]
 # Issue 24: the OpInfo sweep (bench/python/opinfo_sweep_bench.py), one simulated device, fwd+bwd, float32.
 OPINFO_SWEEP_OP = "opinfo_sweep"
@@ -321,17 +322,20 @@ def sweep_rows(groups: List[Group]) -> List[dict]:
 
 
 def per_call_rows(groups: List[Group]) -> List[dict]:
-    """One crossdev call against one torch.add and one torch.ops.aten.add.Tensor on the same tensor."""
+    """One crossdev call (crossdev.functional and torch.ops.crossdev) against one torch.add and one
+    torch.ops.aten.add.Tensor on the same tensor."""
     rows = []
     for g in (g for g in groups if _per_call(g)):
-        fused, add, ops_add = g.ok("fused"), g.ok("torch.add"), g.ok("aten.add")
+        function, fused, add, ops_add = g.ok("functional"), g.ok("fused"), g.ok("torch.add"), g.ok("aten.add")
         rows.append({"case": g.key, "op": g.op, "shape": g.size,
+                     "functional_seconds": function.seconds if function else None,
                      "fused_seconds": fused.seconds if fused else None,
                      "torch_add_seconds": add.seconds if add else None,
                      "aten_add_seconds": ops_add.seconds if ops_add else None,
-                     "vs_torch_add": fused.seconds / add.seconds if fused and add else None,
-                     "vs_aten_add": fused.seconds / ops_add.seconds if fused and ops_add else None,
-                     "noisy": _noisy(fused, add, ops_add)})
+                     "vs_torch_add": function.seconds / add.seconds if function and add else None,
+                     "torch_ops_vs_torch_add": fused.seconds / add.seconds if fused and add else None,
+                     "torch_ops_vs_aten_add": fused.seconds / ops_add.seconds if fused and ops_add else None,
+                     "noisy": _noisy(function, fused, add, ops_add)})
     return rows
 
 
@@ -428,15 +432,18 @@ def _sweep_lines(rows: List[dict], notes: str) -> List[str]:
 
 def _per_call_lines(rows: List[dict], threads: str) -> List[str]:
     lines = ["", f"### Per call ({threads} ATen thread{'' if threads == '1' else 's'}; bench/python/per_call.py)", "",
-             "One allocating torch.ops.crossdev.<op>(...) at the op's smallest realistic inputs against one "
-             "torch.add(x, x) and one torch.ops.aten.add.Tensor(x, x) on its main tensor x (the same torch.ops path).",
-             "", "| op | x | crossdev call | torch.add | torch.ops.aten.add.Tensor | call / torch.add "
-             "| call / aten.add |", "|---|---|---:|---:|---:|---:|---:|"]
+             "One allocating call of the op at its smallest realistic inputs, through crossdev.functional.<op>(...) "
+             "and through torch.ops.crossdev.<op>(...), against one torch.add(x, x) and one "
+             "torch.ops.aten.add.Tensor(x, x) on its main tensor x (the same torch.ops path).",
+             "", "| op | x | crossdev.functional | torch.ops.crossdev | torch.add | torch.ops.aten.add.Tensor "
+             "| functional / torch.add | torch.ops / torch.add | torch.ops / aten.add |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        lines.append(f"| {r['op']} | [{r['shape'].replace('x', ', ')}] | {_fmt_time(r['fused_seconds'])} | "
+        lines.append(f"| {r['op']} | [{r['shape'].replace('x', ', ')}] | {_fmt_time(r['functional_seconds'])} | "
+                     f"{_fmt_time(r['fused_seconds'])} | "
                      f"{_fmt_time(r['torch_add_seconds'])} | {_fmt_time(r['aten_add_seconds'])} | "
                      f"{_fmt_ratio(r['vs_torch_add'])}{' (noisy)' if r['noisy'] else ''} | "
-                     f"{_fmt_ratio(r['vs_aten_add'])} |")
+                     f"{_fmt_ratio(r['torch_ops_vs_torch_add'])} | {_fmt_ratio(r['torch_ops_vs_aten_add'])} |")
     return lines
 
 

@@ -1,19 +1,23 @@
 """The per-call figure (issue 23): what one call costs at the smallest realistic size, where the
 kernel is nothing and the dispatcher, argument parsing and allocation are everything.
 
-Per op (matrices/bench/sweep.yaml `per_call`): one allocating `torch.ops.crossdev.<op>(...)` on the
-op's `shape_set` inputs, one `torch.add(x, x)` and one `torch.ops.aten.add.Tensor(x, x)` on the op's
-main tensor x (its first tensor argument). torch.add is the cheapest ATen call a user makes;
-torch.ops.aten.add.Tensor goes through the same torch.ops Python path as the crossdev op, so the two
-show which share of the gap is the OpOverload's Python and which is crossdev's. All on `threads` ATen
-threads (restored after): at this size a thread pool only adds its hand-off.
+Per op (matrices/bench/sweep.yaml `per_call`): one allocating call of the op on its `shape_set` inputs
+through `crossdev.functional.<op>(...)` (impl `functional`: crossdev's Python call, the one the target
+is on) and through `torch.ops.crossdev.<op>(...)` (impl `fused`: the OpOverloadPacket), one
+`torch.add(x, x)` and one `torch.ops.aten.add.Tensor(x, x)` on the op's main tensor x (its first
+tensor argument). torch.add is the cheapest ATen call a user makes; torch.ops.aten.add.Tensor goes
+through the same torch.ops Python path as torch.ops.crossdev, so the two show which share of the gap
+is the OpOverload's Python and which is crossdev's. All on `threads` ATen threads (restored after):
+at this size a thread pool only adds its hand-off.
 
-Names: "<op>/<impl>/<dtype>/<shape>/cpu/call", impl fused | torch.add | aten.add, shape e.g. 2x8x64.
+Names: "<op>/<impl>/<dtype>/<shape>/cpu/call", impl functional | fused | torch.add | aten.add, shape
+e.g. 2x8x64.
 """
+import importlib
 import math
 
 PASS = "call"
-IMPLS = ("fused", "torch.add", "aten.add")
+IMPLS = ("functional", "fused", "torch.add", "aten.add")
 
 
 def op_inputs(torch, crossdev, op, spec):
@@ -47,10 +51,13 @@ def steps(torch, crossdev, op, spec):
     """(shape label, main tensor's elements, {impl: zero-argument step}) for one op."""
     args, kwargs, x = op_inputs(torch, crossdev, op, spec)
     packet = getattr(torch.ops.crossdev, op)
+    function = getattr(importlib.import_module("crossdev.functional"), op)
     add = torch.ops.aten.add.Tensor
     # No `**{}` when there is nothing to pass by keyword: the figure is the call, not Python's unpacking.
     call = (lambda: packet(*args, **kwargs)) if kwargs else (lambda: packet(*args))
+    function_call = (lambda: function(*args, **kwargs)) if kwargs else (lambda: function(*args))
     return "x".join(str(d) for d in x.shape), x.numel(), {
+        "functional": function_call,
         "fused": call,
         "torch.add": lambda: torch.add(x, x),
         "aten.add": lambda: add(x, x),

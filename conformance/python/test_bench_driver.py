@@ -170,7 +170,7 @@ def test_sweep_and_per_call_figures(bench_module, build_dir, tmp_path):
     expected |= {f"gelu_tanh/{i}/float32/1M/cpu/fwd" for i in peer_impls.FWD_IMPLS if i != "compile"}
     expected |= {f"scaled_masked_softmax/{i}/float32/{s}/cpu/fwd" for i in sweep_impls for s in ("256K", "1M")}
     expected |= {f"{op}/{i}/float32/{shape}/cpu/call" for op, shape in (("gelu_tanh", "2x8x64"),
-                 ("scaled_masked_softmax", "2x4x8x16")) for i in ("fused", "torch.add", "aten.add")}
+                 ("scaled_masked_softmax", "2x4x8x16")) for i in ("functional", "fused", "torch.add", "aten.add")}
     expected |= {f"stream_triad/{i}/float32/{s}/cpu/fwd" for i in ("aten.out", "aten") for s in ("1K", "4K", "256K", "1M")}
     assert set(runs) == expected
     assert len(runs["gelu_tanh/fused/float32/2x8x64/cpu/call"]) == 3  # per_call.repetitions

@@ -43,8 +43,9 @@ RENAMED = [
     (r"(?i)\bboxed cpu fallback\b", "CPU delegation"),
     (r"(?i)\bfallback switch\b", "the MPS CPU switch"),
     (r"(?i)\bfallback chain\b", "the device chain"),
-    # A default for an absent key (ops_suite.cpp's pick and parse_list, bench_matrix.cpp's list_of).
-    (r"\b(?:parity::Tolerance|std::vector<T>)\s+fallback\b", "when_absent"),
+    # A default for an absent key (ops_suite.cpp's pick and parse_list, bench_matrix.cpp's list_of,
+    # OpCall::scalar).
+    (r"\b(?:parity::Tolerance|std::vector<T>|double)\s+fallback\b", "when_absent"),
 ]
 SEED_QUOTE = re.compile(r"\bseed 00\d\b")
 ALLOWED_FILES = {

@@ -57,9 +57,9 @@ bool OpCall::has_tensor(std::string_view name) const {
   return t != nullptr && t->defined();
 }
 
-double OpCall::scalar(std::string_view name, double fallback) const {
+double OpCall::scalar(std::string_view name, double when_absent) const {
   const double* v = scalars.get(name);
-  return v == nullptr ? fallback : *v;
+  return v == nullptr ? when_absent : *v;
 }
 
 std::optional<double> OpCall::maybe_scalar(std::string_view name) const {

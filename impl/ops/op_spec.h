@@ -45,13 +45,13 @@ struct OpCall {
   std::optional<at::Generator> generator;
   // The `.out` overload's output, already checked (shape, dtype, device, no overlap) and
   // contiguous; a native kernel may write its result there instead of allocating one
-  // (ops/cpu/output.h). Undefined otherwise; never an input.
+  // (ops/output.h). Undefined otherwise; never an input.
   at::Tensor out;
 
-  // nullptr-free accessors: an undefined tensor when absent; `fallback` when the scalar is absent.
+  // nullptr-free accessors: an undefined tensor when absent; `when_absent` when the scalar is absent.
   const at::Tensor& tensor(std::string_view name) const;
   bool has_tensor(std::string_view name) const;
-  double scalar(std::string_view name, double fallback) const;
+  double scalar(std::string_view name, double when_absent) const;
   std::optional<double> maybe_scalar(std::string_view name) const;
 };
 

@@ -4,9 +4,8 @@
 // so the kernel writes straight into it, as ATen's out= kernels do; else a new contiguous tensor.
 // A kernel that allocated its own result would leave native_forward_out a full extra copy into
 // `out` (a second pass over the output's memory, which doubled the .out time on a GPU).
-// Defined once (output.cpp), for the CUDA kernels. The CPU kernels' cpu::output_for (ops/cpu/output.h)
-// applies the same rule, compiled into each capability's copy; it can become a using-declaration of
-// this one (a rebuild of every fused_cpu.cpp copy).
+// Defined once (output.cpp), outside the per-capability copies of the CPU kernels: every copy
+// and every CUDA kernel calls this one rule.
 #include <ATen/core/Tensor.h>
 
 #include "ops/op_spec.h"

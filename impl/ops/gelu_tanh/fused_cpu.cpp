@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "ops/cpu/dispatch.h"
-#include "ops/cpu/output.h"
+#include "ops/output.h"
 #include "ops/cpu/elementwise.h"
 #include "ops/cpu/rows.h"
 #include "ops/gelu_tanh/kernels.h"
@@ -18,7 +18,7 @@ namespace {
 
 at::Tensor forward(const OpCall& call) {
   const at::Tensor& x = call.tensor("x");
-  at::Tensor out = cpu::output_for(call, x.sizes(), x.options());
+  at::Tensor out = output_for(call, x.sizes(), x.options());
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "gelu_tanh_fused_cpu", [&] {
     using Vec = typename cpu::VecIO<scalar_t>::Vec;
     using opmath_t = typename cpu::VecIO<scalar_t>::opmath_t;

@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "ops/cpu/dispatch.h"
-#include "ops/cpu/output.h"
+#include "ops/output.h"
 #include "ops/cpu/rows.h"
 #include "ops/layer_norm_modulate/kernels.h"
 
@@ -37,7 +37,7 @@ at::Tensor forward(const OpCall& call) {
   const at::Tensor x = call.tensor("x");
   const at::Tensor shift = call.tensor("shift").contiguous();  // [B|1, D]: small
   const at::Tensor scale = call.tensor("scale").contiguous();
-  at::Tensor out = cpu::output_for(call, x.sizes(), x.options());
+  at::Tensor out = output_for(call, x.sizes(), x.options());
   const std::int64_t t_steps = x.size(1);
   const std::int64_t d = x.size(2);
   const std::int64_t rows = x.size(0) * t_steps;

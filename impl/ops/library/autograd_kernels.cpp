@@ -12,6 +12,8 @@
 // from it (the device's default generator when None), and the backward gets a fresh copy of that
 // state each time it runs, so it redraws the forward's random stream (generator_stream.h).
 #include <map>
+#include <memory>
+#include <vector>
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/GradMode.h>
@@ -53,16 +55,54 @@ c10::Device call_device(const std::vector<c10::IValue>& arguments) {
   return c10::Device(c10::kCPU);
 }
 
+// What an op's graph nodes call, resolved once when its Autograd kernels are registered
+// (register_autograd_kernels), so no backward looks anything up by name. Lives as long as the library.
+struct AutogradOps {
+  const OpDefinition* definition;
+  c10::OperatorHandle forward;   // crossdev::<op>
+  c10::OperatorHandle backward;  // crossdev::<op>_backward
+};
+
+// One entry per op, appended during static registration (one thread), only read afterwards.
+std::vector<std::unique_ptr<const AutogradOps>>& registered_autograd_ops() {
+  static std::vector<std::unique_ptr<const AutogradOps>> ops;
+  return ops;
+}
+
+const AutogradOps& add_autograd_ops(const OpDefinition& definition) {
+  registered_autograd_ops().push_back(std::make_unique<const AutogradOps>(
+      AutogradOps{&definition, operator_handle(definition.name), operator_handle(backward_name(definition))}));
+  return *registered_autograd_ops().back();
+}
+
+// The recording path's: the op table's row is the key (a pointer compared over a few entries, no name).
+const AutogradOps& autograd_ops_of(const OpDefinition& definition) {
+  const AutogradOps* found = nullptr;
+  for (const auto& entry : registered_autograd_ops()) {
+    if (entry->definition == &definition) found = entry.get();
+  }
+  TORCH_CHECK(found != nullptr, "crossdev::", definition.name, ": its Autograd kernels are not registered");
+  return *found;
+}
+
 // Non-tensor arguments of apply() before the tensor list; they get no gradient slot filled.
-constexpr std::size_t kLeadingArgs = 3;
+constexpr std::size_t kLeadingArgs = 2;
+
+// A graph node keeps its op's AutogradOps (which live as long as the library) as an integer in
+// its saved data, so its backward resolves nothing by name.
+c10::IValue saved_ops(const AutogradOps& ops) { return static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(&ops)); }
+const AutogradOps& ops_of(AutogradContext* ctx) {
+  return *reinterpret_cast<const AutogradOps*>(static_cast<std::intptr_t>(ctx->saved_data["ops"].toInt()));
+}
 
 class OpFunction : public torch::autograd::Function<OpFunction> {
  public:
   // `arguments`: the op's full argument list; `differentiable`: the defined differentiable
   // tensors among them, in schema order (the edges autograd builds).
-  static at::Tensor forward(AutogradContext* ctx, const OpDefinition* def, const c10::OperatorHandle* op,
-                            const std::vector<c10::IValue>* arguments, at::TensorList differentiable) {
+  static at::Tensor forward(AutogradContext* ctx, const AutogradOps* ops, const std::vector<c10::IValue>* arguments,
+                            at::TensorList differentiable) {
     (void)differentiable;
+    const c10::OperatorHandle* op = &ops->forward;
     std::vector<at::Tensor> saved;
     c10::impl::GenericList rest(c10::AnyType::get());
     const auto& schema_args = op->schema().arguments();
@@ -78,7 +118,7 @@ class OpFunction : public torch::autograd::Function<OpFunction> {
     }
     ctx->save_for_backward(saved);
     ctx->saved_data["arguments"] = rest;
-    ctx->saved_data["op"] = std::string(def->name);
+    ctx->saved_data["ops"] = saved_ops(*ops);
 
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     torch::jit::Stack stack(arguments->begin(), arguments->end());
@@ -87,9 +127,10 @@ class OpFunction : public torch::autograd::Function<OpFunction> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
-    const OpDefinition& def = *find_definition(ctx->saved_data["op"].toStringRef());
-    const c10::OperatorHandle forward_op = operator_handle(def.name);
-    const c10::OperatorHandle backward_op = operator_handle(backward_name(def));
+    const AutogradOps& node_ops = ops_of(ctx);
+    const OpDefinition& def = *node_ops.definition;
+    const c10::OperatorHandle& forward_op = node_ops.forward;
+    const c10::OperatorHandle& backward_op = node_ops.backward;
     const variable_list saved = ctx->get_saved_variables();
     const c10::List<c10::IValue> rest = ctx->saved_data["arguments"].toList();
 
@@ -184,9 +225,8 @@ std::map<std::string, at::Tensor> fallback_double_backward(const OpDefinition& d
 // differentiable inputs in schema order (their names are saved as "edges").
 class BackwardOpFunction : public torch::autograd::Function<BackwardOpFunction> {
  public:
-  static variable_list forward(AutogradContext* ctx, const OpDefinition* def, const c10::OperatorHandle* op,
-                               const std::vector<c10::IValue>* arguments, const c10::List<std::string>* edges,
-                               at::TensorList differentiable) {
+  static variable_list forward(AutogradContext* ctx, const AutogradOps* ops, const std::vector<c10::IValue>* arguments,
+                               const c10::List<std::string>* edges, at::TensorList differentiable) {
     (void)differentiable;
     std::vector<at::Tensor> saved;
     c10::impl::GenericList rest(c10::AnyType::get());
@@ -196,20 +236,21 @@ class BackwardOpFunction : public torch::autograd::Function<BackwardOpFunction> 
     }
     ctx->save_for_backward(saved);
     ctx->saved_data["arguments"] = rest;
-    ctx->saved_data["op"] = std::string(def->name);
+    ctx->saved_data["ops"] = saved_ops(*ops);
     ctx->saved_data["edges"] = *edges;
 
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     torch::jit::Stack stack(arguments->begin(), arguments->end());
-    op->callBoxed(stack);
+    ops->backward.callBoxed(stack);
     variable_list grads;
     for (const c10::IValue& v : stack) grads.push_back(v.toTensor());
     return grads;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_of_grads) {
-    const OpDefinition& def = *find_definition(ctx->saved_data["op"].toStringRef());
-    const c10::OperatorHandle backward_op = operator_handle(backward_name(def));
+    const AutogradOps& node_ops = ops_of(ctx);
+    const OpDefinition& def = *node_ops.definition;
+    const c10::OperatorHandle& backward_op = node_ops.backward;
     const variable_list saved = ctx->get_saved_variables();
     const c10::List<c10::IValue> rest = ctx->saved_data["arguments"].toList();
     const c10::List<std::string> edges = ctx->saved_data["edges"].to<c10::List<std::string>>();
@@ -227,7 +268,7 @@ class BackwardOpFunction : public torch::autograd::Function<BackwardOpFunction> 
       if (output < grad_of_grads.size() && grad_of_grads[output].defined()) grad_of_first[in.name] = grad_of_grads[output];
       ++output;
     }
-    variable_list out(kLeadingArgs + 1);  // no gradient for the non-tensor arguments (def, op, arguments, edges)
+    variable_list out(kLeadingArgs + 1);  // no gradient for the non-tensor arguments (ops, arguments, edges)
     if (grad_of_first.empty()) {
       out.resize(out.size() + edges.size());
       return out;
@@ -272,8 +313,9 @@ void refuse_traced_random_backward(const OpDefinition& def, const c10::FunctionS
 }
 
 // crossdev::<op>_backward: grad_out and the differentiable inputs are its differentiable arguments.
-void autograd_backward(const OpDefinition& def, const c10::OperatorHandle& op, c10::DispatchKeySet keys,
-                       torch::jit::Stack* stack) {
+void autograd_backward(const AutogradOps& ops, c10::DispatchKeySet keys, torch::jit::Stack* stack) {
+  const OpDefinition& def = *ops.definition;
+  const c10::OperatorHandle& op = ops.backward;
   const c10::FunctionSchema& schema = op.schema();
   const std::size_t n = schema.arguments().size();
   std::vector<c10::IValue> arguments(stack->end() - static_cast<std::ptrdiff_t>(n), stack->end());
@@ -293,7 +335,7 @@ void autograd_backward(const OpDefinition& def, const c10::OperatorHandle& op, c
     return;
   }
   torch::jit::drop(*stack, n);
-  for (at::Tensor& grad : BackwardOpFunction::apply(&def, &op, &arguments, &edges, at::TensorList(differentiable))) {
+  for (at::Tensor& grad : BackwardOpFunction::apply(&ops, &arguments, &edges, at::TensorList(differentiable))) {
     stack->emplace_back(std::move(grad));
   }
 }
@@ -313,22 +355,23 @@ void autograd_out(const c10::OperatorHandle& op, c10::DispatchKeySet keys, torch
   op.redispatchBoxed(keys & c10::after_ADInplaceOrView_keyset, stack);
 }
 
-// The boxed Autograd kernel of crossdev::<op>_backward, holding the op's definition.
+// The boxed Autograd kernel of crossdev::<op>_backward, holding the op's definition and handles.
 class AutogradBackwardKernel final : public c10::OperatorKernel {
  public:
-  explicit AutogradBackwardKernel(const OpDefinition& definition) : definition_(definition) {}
-  void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet keys, torch::jit::Stack* stack) {
-    autograd_backward(definition_, op, keys, stack);
+  explicit AutogradBackwardKernel(const AutogradOps& ops) : ops_(ops) {}
+  void operator()(const c10::OperatorHandle& /*crossdev::<op>_backward*/, c10::DispatchKeySet keys, torch::jit::Stack* stack) {
+    autograd_backward(ops_, keys, stack);
   }
 
  private:
-  const OpDefinition& definition_;  // the op table's row: lives as long as the library
+  const AutogradOps& ops_;  // lives as long as the library
 };
 
 }  // namespace
 
 at::Tensor autograd_record_forward(const OpDefinition& def, const c10::OperatorHandle& op,
                                    std::vector<c10::IValue> arguments) {
+  const AutogradOps& ops = autograd_ops_of(def);
   const c10::FunctionSchema& schema = op.schema();
   std::vector<at::Tensor> differentiable;
   for (std::size_t i = 0; i < arguments.size(); ++i) {
@@ -337,13 +380,13 @@ at::Tensor autograd_record_forward(const OpDefinition& def, const c10::OperatorH
     }
   }
   refuse_traced_random_backward(def, schema, arguments);
-  return OpFunction::apply(&def, &op, &arguments, at::TensorList(differentiable));
+  return OpFunction::apply(&ops, &arguments, at::TensorList(differentiable));
 }
 
 void register_autograd_kernels(torch::Library& m, const OpDefinition& definition) {
   m.impl((std::string(definition.name) + ".out").c_str(), torch::CppFunction::makeFromBoxedFunction<&autograd_out>());
   m.impl(backward_name(definition).c_str(),
-         torch::CppFunction::makeFromBoxedFunctor(std::make_unique<AutogradBackwardKernel>(definition)));
+         torch::CppFunction::makeFromBoxedFunctor(std::make_unique<AutogradBackwardKernel>(add_autograd_ops(definition))));
 }
 
 }  // namespace crossdev::ops::library

@@ -8,7 +8,7 @@
 #include <ATen/Functions.h>
 
 #include "ops/cpu/dispatch.h"
-#include "ops/cpu/output.h"
+#include "ops/output.h"
 #include "ops/cpu/elementwise.h"
 #include "ops/cpu/rows.h"
 #include "ops/modulate/kernels.h"
@@ -20,7 +20,7 @@ namespace {
 // from the pointers, without the views and the TensorIterator of the general path, which were most
 // of a call's time at small sizes ([2, 8, 64]: the per-call figure). Same arithmetic as the general path.
 at::Tensor forward_contiguous(const OpCall& call, const at::Tensor& x, const at::Tensor& shift, const at::Tensor& scale) {
-  at::Tensor out = cpu::output_for(call, x.sizes(), x.options());
+  at::Tensor out = output_for(call, x.sizes(), x.options());
   const std::int64_t t_steps = x.size(1);
   const std::int64_t d = x.size(2);
   const std::int64_t rows = x.size(0) * t_steps;
@@ -64,7 +64,7 @@ at::Tensor forward(const OpCall& call) {
   const at::Tensor x = x_in;
   const at::Tensor shift = shift_in.unsqueeze(1);
   const at::Tensor scale = scale_in.unsqueeze(1);
-  at::Tensor out = cpu::output_for(call, x.sizes(), x.options());
+  at::Tensor out = output_for(call, x.sizes(), x.options());
   auto iter = at::TensorIteratorConfig()
                   .add_output(out)
                   .add_const_input(x)

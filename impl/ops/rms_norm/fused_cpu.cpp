@@ -10,7 +10,7 @@
 #include <cmath>
 
 #include "ops/cpu/dispatch.h"
-#include "ops/cpu/output.h"
+#include "ops/output.h"
 #include "ops/cpu/rows.h"
 #include "ops/rms_norm/kernels.h"
 
@@ -22,7 +22,7 @@ std::int64_t row_length(const at::Tensor& x) { return x.dim() == 0 ? 1 : x.size(
 at::Tensor forward(const OpCall& call) {
   const at::Tensor x = call.tensor("x");
   const at::Tensor weight = call.tensor("weight").contiguous();
-  at::Tensor out = cpu::output_for(call, x.sizes(), x.options());
+  at::Tensor out = output_for(call, x.sizes(), x.options());
   const std::int64_t d = row_length(x);
   const std::int64_t rows = d == 0 ? 0 : x.numel() / d;
   const double eps = call.scalar("eps", 1e-6);

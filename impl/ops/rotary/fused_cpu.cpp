@@ -8,7 +8,7 @@
 #include <ATen/Functions.h>
 
 #include "ops/cpu/dispatch.h"
-#include "ops/cpu/output.h"
+#include "ops/output.h"
 #include "ops/cpu/rows.h"
 #include "ops/rotary/kernels.h"
 
@@ -20,7 +20,7 @@ at::Tensor rotate(const at::Tensor& input, const at::Tensor& cos_in, const at::T
   const at::Tensor& x = input;
   const at::Tensor cos = cos_in.contiguous();
   const at::Tensor sin = sin_in.contiguous();
-  at::Tensor out = call_with_out != nullptr ? cpu::output_for(*call_with_out, x.sizes(), x.options())
+  at::Tensor out = call_with_out != nullptr ? output_for(*call_with_out, x.sizes(), x.options())
                                             : at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
   const std::int64_t t_steps = x.size(1);
   const std::int64_t heads = x.size(2);

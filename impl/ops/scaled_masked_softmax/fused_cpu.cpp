@@ -19,7 +19,7 @@
 
 #include "ops/cpu/dispatch.h"
 #include "ops/cpu/lane_bits.h"
-#include "ops/cpu/output.h"
+#include "ops/output.h"
 #include "ops/cpu/rows.h"
 #include "ops/scaled_masked_softmax/kernels.h"
 
@@ -90,7 +90,7 @@ Rows rows_of(const OpCall& call) {
 
 at::Tensor forward(const OpCall& call) {
   const Rows in = rows_of(call);
-  at::Tensor out = cpu::output_for(call, in.scores.sizes(), in.scores.options());
+  at::Tensor out = output_for(call, in.scores.sizes(), in.scores.options());
   if (in.rows == 0) return out;
   const double scale = call.scalar("scale", 1.0);
 

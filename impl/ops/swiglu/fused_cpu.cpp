@@ -14,7 +14,7 @@
 #include <cmath>
 
 #include "ops/cpu/dispatch.h"
-#include "ops/cpu/output.h"
+#include "ops/output.h"
 #include "ops/cpu/elementwise.h"
 #include "ops/cpu/rows.h"
 #include "ops/swiglu/kernels.h"
@@ -25,7 +25,7 @@ namespace {
 at::Tensor forward(const OpCall& call) {
   const at::Tensor& gate = call.tensor("gate");
   const at::Tensor& up = call.tensor("up");
-  at::Tensor out = cpu::output_for(call, at::infer_size(gate.sizes(), up.sizes()), gate.options());
+  at::Tensor out = output_for(call, at::infer_size(gate.sizes(), up.sizes()), gate.options());
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, gate.scalar_type(), "swiglu_fused_cpu", [&] {
     using Vec = typename cpu::VecIO<scalar_t>::Vec;
     using opmath_t = typename cpu::VecIO<scalar_t>::opmath_t;

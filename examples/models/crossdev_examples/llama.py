@@ -8,19 +8,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .layers import RMSNorm, SwiGLU
+
 VOCAB, DIM, HEADS, LAYERS, TOKENS, BATCH, SEED = 64, 32, 4, 2, 8, 2, 0
-
-
-class RMSNorm(nn.Module):
-    def __init__(self, dim, eps=1e-6, fused=False):
-        super().__init__()
-        self.weight = nn.Parameter(1 + 0.1 * torch.randn(dim))
-        self.eps, self.fused = eps, fused
-
-    def forward(self, x):
-        if self.fused:
-            return torch.ops.crossdev.rms_norm(x, self.weight, self.eps)
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
 
 
 class Rotary(nn.Module):
@@ -41,17 +31,6 @@ class Rotary(nn.Module):
         h = x.shape[-1] // 2
         rotated = torch.cat([-x[..., h:], x[..., :h]], dim=-1)
         return x * self.cos[None, :, None, :] + rotated * self.sin[None, :, None, :]
-
-
-class SwiGLU(nn.Module):
-    def __init__(self, fused=False):
-        super().__init__()
-        self.fused = fused
-
-    def forward(self, gate, up):
-        if self.fused:
-            return torch.ops.crossdev.swiglu(gate, up)
-        return F.silu(gate) * up
 
 
 class Attention(nn.Module):

@@ -5,9 +5,7 @@ first, so a recompile limit can never silently fall back to eager), which costs 
 from __future__ import annotations
 
 import torch
-from torch.utils._pytree import tree_flatten
-
-from .samples import DeviceError, GoldenError, Outcome, _call, _compare, _grad_inputs, _to_device, shapes_of
+from .samples import DeviceError, GoldenError, Outcome, _call, _compare, _to_device, backward_sides, shapes_of
 
 GOLDEN = "the same function in eager mode on the same device"
 BACKEND = "inductor"
@@ -35,12 +33,10 @@ def run_sample(op, sample, device, check: str, tol, values: bool, variant: str =
     if check == "forward":
         _compare(actual, expected, tol, values, out, "output")
         return out
-    e_outs = [t for t in tree_flatten(expected)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
-    a_outs = [t for t in tree_flatten(actual)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
-    e_inputs, a_inputs = _grad_inputs(eager_sample), _grad_inputs(compiled_sample)
-    if not e_outs or not e_inputs:
+    sides = backward_sides(expected, actual, eager_sample, compiled_sample)
+    if sides is None:
         return out
-    grad_outs = [torch.randn_like(t) for t in e_outs]
+    e_outs, a_outs, e_inputs, a_inputs, grad_outs = sides
     e_grads = torch.autograd.grad(e_outs, e_inputs, grad_outs, allow_unused=True)
     try:
         a_grads = torch.autograd.grad(a_outs, a_inputs, grad_outs, allow_unused=True)

@@ -135,6 +135,18 @@ def _grad_inputs(sample):
     return [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
 
 
+def backward_sides(expected, actual, golden_sample, device_sample):
+    """What a backward check differentiates on each side: (golden outputs, device outputs, golden
+    inputs, device inputs, grad_outputs), the outputs and inputs that require grad, grad_outputs random
+    like the golden's outputs (the same on both sides); None when there is nothing to differentiate."""
+    e_outs = [t for t in tree_flatten(expected)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
+    a_outs = [t for t in tree_flatten(actual)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
+    e_inputs, a_inputs = _grad_inputs(golden_sample), _grad_inputs(device_sample)
+    if not e_outs or not e_inputs:
+        return None
+    return e_outs, a_outs, e_inputs, a_inputs, [torch.randn_like(t) for t in e_outs]
+
+
 def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, variant: str = "function") -> Outcome:
     """`variant` (function, inplace, out: samples.variant_missing says when the OpInfo lacks it) is
     run on both sides: the golden is the same form on the CPU."""
@@ -157,12 +169,10 @@ def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, var
             out.kept = Kept(actual, expected)
         return out
     # backward: the same grad_outputs on both sides, gradients of every input that requires grad
-    e_outs = [t for t in tree_flatten(expected)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
-    a_outs = [t for t in tree_flatten(actual)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
-    e_inputs, a_inputs = _grad_inputs(sample), _grad_inputs(dev_sample)
-    if not e_outs or not e_inputs:
+    sides = backward_sides(expected, actual, sample, dev_sample)
+    if sides is None:
         return out
-    grad_outs = [torch.randn_like(t) for t in e_outs]
+    e_outs, a_outs, e_inputs, a_inputs, grad_outs = sides
     try:
         e_grads = torch.autograd.grad(e_outs, e_inputs, grad_outs, allow_unused=True)
     except Exception as e:  # noqa: BLE001  (linalg.eig: a loss op_db's sample makes ill-defined)

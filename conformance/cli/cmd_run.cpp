@@ -123,6 +123,34 @@ void put_import_paths_first(const std::vector<std::string>& dirs) {
   ::setenv("PYTHONPATH", joined.c_str(), 1);
 }
 
+// --export-samples DIR / --replay-samples DIR: the cross-machine folders of opinfo rows with
+// `cross_machine: true` (docs/opinfo.md), handed to the Python worker (crossdev.opinfo.cross_machine),
+// which the isolation workers start, as CROSSDEV_EXPORT_SAMPLES / CROSSDEV_REPLAY_SAMPLES (absolute).
+void put_cross_machine_folders(const ParsedArgs& args) {
+  ::unsetenv("CROSSDEV_EXPORT_SAMPLES");  // only the options say where: never a variable left in the shell
+  ::unsetenv("CROSSDEV_REPLAY_SAMPLES");
+  if (args.has("--replay-samples") && !args.has("--export-samples"))
+    throw UsageError("--replay-samples needs --export-samples DIR: where this runner writes the outputs it computes "
+                     "on the replayed samples");
+  if (args.has("--export-samples")) {
+    const std::string dir = args.get("--export-samples");
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec || !std::filesystem::is_directory(dir, ec))
+      throw UsageError("--export-samples: cannot create the folder '" + dir + "' (expected a writable folder beside "
+                       "the bundle)");
+    ::setenv("CROSSDEV_EXPORT_SAMPLES", std::filesystem::absolute(dir).lexically_normal().c_str(), 1);
+  }
+  if (args.has("--replay-samples")) {
+    const std::string dir = args.get("--replay-samples");
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+      throw UsageError("--replay-samples: '" + dir + "' is not a folder (expected the folder another runner's "
+                       "`crossdev run --export-samples` wrote)");
+    ::setenv("CROSSDEV_REPLAY_SAMPLES", std::filesystem::absolute(dir).lexically_normal().c_str(), 1);
+  }
+}
+
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& argv) {
@@ -135,6 +163,11 @@ int cmd_run(const std::vector<std::string>& argv) {
       {"--filter", "GLOB", "run only cases whose row id matches GLOB"},
       {"--shard", "I/N", "run shard I of N (1 <= I <= N): opinfo rows keep the ops whose name hashes to shard I; "
                          "rows of other suites run in shard 1 only (docs/opinfo.md)"},
+      {"--export-samples", "DIR", "opinfo rows with cross_machine: write the samples this run ran and the outputs it "
+                                  "computed to DIR, beside the bundle, for `crossdev report` to compare with another "
+                                  "runner's (docs/opinfo.md, \"Cross-machine\")"},
+      {"--replay-samples", "DIR", "opinfo rows with cross_machine: run the samples another runner's --export-samples "
+                                  "wrote to DIR instead of generating them (needs --export-samples)"},
       {"--bench-json", "FILE", "embed this Google Benchmark JSON in the bundle"},
       {"--device-log", "FILE", "embed this device-operation log summary (JSON) in the bundle"},
       {"--load-library", "PATHS", "load these shared libraries first (repeatable; each ':'-separated), e.g. a C++ "
@@ -161,6 +194,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   }
   if (!args.positional.empty()) throw UsageError("unexpected argument '" + args.positional[0] + "' (use --matrix PATH)");
   if (!args.has("--worker")) put_import_paths_first(args.get_all("--import"));  // workers inherit PYTHONPATH
+  if (!args.has("--worker")) put_cross_machine_folders(args);  // workers inherit the environment
 
   PreparedRun prepared;
   try {

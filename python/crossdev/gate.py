@@ -7,7 +7,8 @@ A BUNDLE is a result bundle or a bundle set written by `crossdev merge` (each of
 Exit codes:
   0  every bundle is usable and no case gates (xfail and skip never gate)
   1  a case is fail, xpass (an expected failure passed: the expectation is stale), error or
-     crash, or `crossdev bench-gate` reports a significant performance regression
+     crash, two runners' outputs on the same samples differ beyond the tolerance (cross_machine opinfo
+     rows, docs/opinfo.md), or `crossdev bench-gate` reports a significant performance regression
   2  bad input: a bundle is missing, truncated, not JSON, not schema-valid or has no cases (named on
      stderr), or --baseline-bench was given but cannot be used (a missing file, or no bundle embeds
      benchmark results). Bad input wins over 1: the verdict would be incomplete. Failures in the
@@ -51,11 +52,15 @@ def parity_verdict(report: Report) -> int:
         where = f"{case.get('file', '')}:{case.get('line', 0)}"
         print(f"GATE {runner.label}: {case['id']}: {case['status']} ({case['execution']}) at {where}: "
               f"{case.get('message', '')}")
+    pairs = report.cross_machine.failing()  # two runners' outputs on the same samples (docs/opinfo.md)
+    for pair, case in pairs:
+        print(f"GATE {pair.label}: {case.case_id}: {case.status} across machines ({pair.execution}): "
+              f"{case.failing[0] if case.failing else ''}")
     totals = report.totals()
     print(f"gate: {len(report.runners)} bundle(s), {totals.total} case(s): {totals.real_pass} passed on real devices, "
           f"{totals.simulated_pass} passed simulated, {totals.by_status['xfail']} xfail (allowed), "
-          f"{len(gated)} gating")
-    return EXIT_GATED if gated else EXIT_PASS
+          f"{len(gated)} gating" + (f"; {len(pairs)} cross-machine case(s) gating" if pairs else ""))
+    return EXIT_GATED if gated or pairs else EXIT_PASS
 
 
 def bench_verdict(report: Report, baseline: str, threshold: float) -> int:

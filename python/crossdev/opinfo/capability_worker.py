@@ -77,7 +77,9 @@ def _run_sample(op, job, entry):
     return tree_map(lambda t: t.detach() if isinstance(t, torch.Tensor) else t, result)
 
 
-def run_job(job, capability, index, out_dir) -> None:
+def job_records(job) -> list:
+    """One record per sample of a serialised job, run in this process (also the cross-machine axis's,
+    crossdev.opinfo.cross_machine): {"index", "shapes", "status", "result", "digest", "message"}."""
     op = _op_of(job)
     records = []
     for entry in job["samples"]:
@@ -89,6 +91,11 @@ def run_job(job, capability, index, out_dir) -> None:
             text = str(e).strip()
             record.update(status="raised", message=f"{type(e).__name__}: {text.splitlines()[0] if text else ''}")
         records.append(record)
+    return records
+
+
+def run_job(job, capability, index, out_dir) -> None:
+    records = job_records(job)
     path = os.path.join(out_dir, f"{capability}_{index}.pt")
     torch.save(records, path + ".tmp")
     os.replace(path + ".tmp", path)

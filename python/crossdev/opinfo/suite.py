@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 import zlib
 
-from . import (compile_variant, cpu_capability, expectations, kernel_source, open_contract, row_tolerance, samples,
-               seeding, selection)
+from . import (compile_variant, cpu_capability, cross_machine, expectations, kernel_source, open_contract,
+               row_tolerance, samples, seeding, selection)
 from .float64_diagnostic import Diagnostic
 from .tolerances import tolerance_for
 from crossdev.worker_devices import device_for
@@ -34,7 +34,9 @@ def _op_db_or_fatal(out):
 
 def check(request, out) -> None:
     capability_problems = [(i, key, message) for i, row in enumerate(request["rows"])
-                           for key, message in cpu_capability.row_problems(row)]
+                           for key, message in cpu_capability.row_problems(row) + cross_machine.row_problems(row)]
+    capability_problems += [(i, cross_machine.KEY, problem) for i, row in enumerate(request["rows"])
+                            for problem in [cross_machine.replay_problem(row)] if problem]
     for i, key, message in capability_problems:
         out.bad(i, key, message)
     if capability_problems:  # bad input already: no need to import op_db (seconds) to say so
@@ -192,6 +194,9 @@ def run(request, out) -> None:
     out.plan(len(cases))
     if cpu_capability.KEY in request["row"]:
         cpu_capability.run_row(request, out, cases, SEED, lambda runner, i: _run_one(cases, i, request, out, runner))
+        return
+    if cross_machine.enabled(request["row"]):  # the same case path, its runner records outputs instead
+        cross_machine.run_row(request, out, cases, SEED, lambda runner, i: _run_one(cases, i, request, out, runner))
         return
     for index in range(request.get("start", 0), len(cases)):
         _run_one(cases, index, request, out)

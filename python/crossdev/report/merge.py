@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List
 
 from crossdev.report.bundle import Bundle, BundleError, load_bundles
+from crossdev.report.cross_machine import CrossMachine, compare_runners
 from crossdev.report.schema import GATING_STATUSES
 from crossdev.report.shards import fold_shards
 
@@ -50,6 +51,8 @@ class Report:
     runners: List[Bundle]
     errors: List[InputError]
     history: List[Bundle] = field(default_factory=list)  # earlier bundles, for trends
+    # Runners compared pairwise on the same serialised samples (cross_machine opinfo rows)
+    cross_machine: CrossMachine = field(default_factory=CrossMachine)
 
     def cases(self) -> Iterable:
         """(runner, case) for every case of every runner, in input order."""
@@ -109,5 +112,8 @@ def merge(paths: Iterable[str], history_paths: Iterable[str] = ()) -> Report:
     history, history_errors = load_all(history_paths)
     _assign_labels(runners)
     _assign_labels(history)
-    return Report(runners=runners, errors=errors + history_errors, history=history)
+    pairs, pair_errors = compare_runners(runners)
+    errors += [InputError(path=path, message=message if message.startswith(path) else f"{path}: {message}")
+               for path, message in pair_errors]
+    return Report(runners=runners, errors=errors + history_errors, history=history, cross_machine=pairs)
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Callable, List, NamedTuple, Optional
 
 from crossdev.report.merge import Report
-from crossdev.report.views import (bench_view, errors_view, failures_view, manager_view, models_view, opinfo_view,
-                                   redirect_view, scoreboard_view, suites_view, summary_view, trends_view)
+from crossdev.report.views import (bench_view, cross_machine_view, errors_view, failures_view, manager_view, models_view,
+                                   opinfo_view, redirect_view, scoreboard_view, suites_view, summary_view, trends_view)
 from crossdev.report.views.h import Markup, el, join
 
 _ASSETS = Path(__file__).resolve().parent / "assets"
@@ -31,6 +31,7 @@ SECTIONS: List[Section] = [
     Section("summary", "Summary per runner", summary_view.render, True),
     Section("scoreboard", "Cross-device parity scoreboard", scoreboard_view.render, True),
     Section("opinfo", "OpInfo parity: ATen operators", opinfo_view.render, False),
+    Section("cross-machine", "Cross-machine: one set of samples on two runners", cross_machine_view.render, False),
     Section("models", "Model parity: the error along the depth", models_view.render, False),
     Section("redirect", "Seed 002 redirect policy", redirect_view.render, True),
     Section("manager", "Device manager and error recovery", manager_view.render, True),
@@ -42,9 +43,10 @@ SECTIONS: List[Section] = [
 
 
 def _verdict(report: Report) -> Markup:
-    totals = report.totals()
-    if totals.gating or report.errors:
-        text = f"FAIL: {totals.gating} gating case(s), {len(report.errors)} unusable bundle(s)"
+    totals, pairs = report.totals(), len(report.cross_machine.failing())
+    if totals.gating or report.errors or pairs:
+        text = f"FAIL: {totals.gating} gating case(s), {len(report.errors)} unusable bundle(s)" + \
+            (f", {pairs} cross-machine case(s) differing" if pairs else "")
         return el("span", text, class_="verdict badge st-bad", id="verdict")
     return el("span", "PASS", class_="verdict badge st-ok", id="verdict")
 

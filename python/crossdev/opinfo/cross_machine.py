@@ -26,6 +26,7 @@ import shutil
 import sys
 
 from . import cpu_capability, open_contract, row_tolerance
+from .samples import variant_missing
 from .tolerances import tolerance_for
 from crossdev.report.machine_outputs import SCHEMA, VERSION, sha256_of
 
@@ -136,7 +137,6 @@ class Runner:
             else:
                 jobs = {}
                 for op, name, _, dtype_name, check, variant in self.cases:
-                    from .samples import variant_missing
                     key = job_key(name, dtype_name, check, variant)
                     if key not in jobs and not variant_missing(op, variant, check):
                         jobs[key] = cpu_capability._job(op, name, dtype_name, check, variant,

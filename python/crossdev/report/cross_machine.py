@@ -49,6 +49,7 @@ class Pair:
     only_in_a: List[str] = field(default_factory=list)
     only_in_b: List[str] = field(default_factory=list)
     refused: Optional[str] = None
+    machines: Tuple[str, str] = ("?", "?")  # each side's CPU, as its outputs files say ("x86_64 AVX512, torch 2.13.0")
 
     @property
     def label(self) -> str:
@@ -162,6 +163,8 @@ def _pair(a: Bundle, b: Bundle, row: str, a_cases: Dict[str, dict], b_cases: Dic
             pair.cases = []
             return pair
         pair.cases.append(_compare_case(case_id, a_cases[case_id], a_doc, b_doc))
+        pair.machines = tuple(f"{d.get('machine', '?')} {d.get('cpu_capability', '?')}, torch {d.get('torch', '?')}"
+                              for d in (a_doc, b_doc))
     return pair
 
 

@@ -25,8 +25,8 @@ def _heat_map(pairs) -> Markup:
 def _pair_table(index: int, pair: Pair) -> Markup:
     title = el("h3", f"pair {index + 1}: ", el("b", pair.a.label), " vs ", el("b", pair.b.label), f" — row {pair.row} ",
                execution_badge(pair.execution))
-    hosts = el("p", f"{pair.a.source} ({pair.a.target.get('host', '?')}) against {pair.b.source} "
-                    f"({pair.b.target.get('host', '?')}); samples sha256 {pair.samples_sha256[:16]}..., the first "
+    hosts = el("p", f"{pair.a.source} ({pair.a.target.get('host', '?')}: {pair.machines[0]}) against {pair.b.source} "
+                    f"({pair.b.target.get('host', '?')}: {pair.machines[1]}); samples sha256 {pair.samples_sha256[:16]}..., the first "
                     "runner is the reference side (max rel is relative to its values).", class_="note")
     if pair.refused:
         return join([title, el("p", el("span", "refused", class_="badge st-bad"), " ", pair.refused)])

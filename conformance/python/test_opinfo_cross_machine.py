@@ -168,3 +168,28 @@ def test_replay_problems_are_found_without_running_anything(tmp_path, monkeypatc
     (tmp_path / "t.xm.samples.pt").write_bytes(b"samples")
     assert ".sha256: missing" in cross_machine.replay_problem(row)
     assert cross_machine.row_problems({**row, "devices": ["cuda"]})[0][0] == "devices"
+
+
+def test_a_merged_bundle_set_compares_the_same_pair(runs, tmp_path):
+    tmp, _ = runs
+    from crossdev import merge as merge_command
+    assert merge_command.run([str(tmp / "a.json"), str(tmp / "b.json"), "--out", str(tmp_path / "set.json")]) == 0
+    direct, merged = _merge(tmp / "a.json", tmp / "b.json"), _merge(tmp_path / "set.json")
+    assert not merged.errors, merged.errors
+    assert [(c.case_id, c.status, c.bitwise_equal, c.max_abs) for p in merged.cross_machine.pairs for c in p.cases] == \
+        [(c.case_id, c.status, c.bitwise_equal, c.max_abs) for p in direct.cross_machine.pairs for c in p.cases] != []
+
+
+def test_a_malformed_outputs_file_is_bad_input_not_a_traceback(runs, tmp_path):
+    tmp, _ = runs
+    bundle_path = _perturbed(tmp, tmp_path)
+    bundle = json.loads(bundle_path.read_text())
+    case = next(c for c in bundle["cases"] if c["id"].endswith("/forward"))
+    path = tmp_path / case["details"]["outputs"]
+    doc = json.loads(path.read_text())
+    del doc["samples"][0]["index"]
+    path.write_text(json.dumps(doc))
+    case["details"]["outputs_sha256"] = sha256_of(path)
+    bundle_path.write_text(json.dumps(bundle))
+    (error,) = _merge(tmp / "a.json", bundle_path).errors
+    assert "not a well-formed crossdev.cross_machine_outputs" in error.message, error.message

@@ -5,6 +5,8 @@ recorded beside its bundle (crossdev.report.machine_outputs), with the tolerance
 A pair is compared only when both bundles ran the same samples (the same `samples_sha256`); otherwise it
 is refused, and so is a case whose outputs file is missing or not the bytes its bundle recorded: each is an
 InputError (bad input, `crossdev report` and `crossdev gate` exit 2) naming the file and what was expected."""
+import binascii
+import struct
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -157,12 +159,17 @@ def _pair(a: Bundle, b: Bundle, row: str, a_cases: Dict[str, dict], b_cases: Dic
     for case_id in [c for c in a_cases if c in b_cases]:
         try:
             a_doc, b_doc = _outputs(a, a_cases[case_id]), _outputs(b, b_cases[case_id])
+            try:
+                pair.cases.append(_compare_case(case_id, a_cases[case_id], a_doc, b_doc))
+            except (KeyError, TypeError, ValueError, AttributeError, struct.error, binascii.Error) as e:
+                raise OutputsError(f"{_outputs_path(a, a_cases[case_id]['details'])} or "
+                                   f"{_outputs_path(b, b_cases[case_id]['details'])}: not a well-formed "
+                                   f"crossdev.cross_machine_outputs ({type(e).__name__}: {e})") from None
         except OutputsError as e:
             pair.refused = str(e)
             errors.append((a.source if a.source in str(e) else b.source, str(e)))
             pair.cases = []
             return pair
-        pair.cases.append(_compare_case(case_id, a_cases[case_id], a_doc, b_doc))
         pair.machines = tuple(f"{d.get('machine', '?')} {d.get('cpu_capability', '?')}, torch {d.get('torch', '?')}"
                               for d in (a_doc, b_doc))
     return pair

@@ -193,3 +193,26 @@ def test_a_malformed_outputs_file_is_bad_input_not_a_traceback(runs, tmp_path):
     bundle_path.write_text(json.dumps(bundle))
     (error,) = _merge(tmp / "a.json", bundle_path).errors
     assert "not a well-formed crossdev.cross_machine_outputs" in error.message, error.message
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+def test_the_report_measures_as_crossdevs_comparator(dtype):
+    """machine_outputs (stdlib, in the report) measures as crossdev.parity.compare does (docs/parity.md):
+    the same verdict, max abs, max rel and floored ULP on tensors with near-zero, equal and far values."""
+    import torch
+
+    from crossdev import parity
+    from crossdev.opinfo.cross_machine import _encode
+    from crossdev.report.machine_outputs import compare_sample
+
+    g = torch.Generator().manual_seed(0)
+    e = (torch.randn(64, generator=g, dtype=torch.float64) * torch.logspace(-8, 3, 64, dtype=torch.float64))
+    e = e.to(getattr(torch, dtype))
+    for scale, rtol, atol in ((1 + 1e-6, 1.3e-6, 1e-5), (1 + 2e-2, 1.6e-2, 1e-5), (1.5, 1e-3, 1e-5)):
+        a = (e.double() * scale).to(e.dtype)
+        a[0] = e[0]
+        want = parity.compare(a, e, rtol=rtol, atol=atol, equal_nan=True)
+        got = compare_sample({"values": _encode(e)}, {"values": _encode(a)}, rtol, atol)
+        assert (got.mismatch is None) == bool(want["passed"]), (scale, got, want)
+        for key in ("max_abs", "max_rel", "max_ulp"):
+            assert getattr(got, key) == pytest.approx(float(want[key]), rel=1e-9), (key, scale, got, want)

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -33,6 +34,7 @@
 #include "runner/isolated_runner.h"
 #include "runner/run_context.h"
 #include "runner/runner.h"
+#include "suites/opinfo_expectations.h"
 #include "util/data_dir.h"
 #include "util/load_library.h"
 
@@ -269,12 +271,15 @@ int cmd_run(const std::vector<std::string>& argv) {
   const std::string log_json =
       args.has("--device-log") ? load_embedded_json("--device-log", args.get("--device-log"), EmbeddedKind::DeviceLog, max_bytes) : "";
 
+  std::set<std::string> whole_files;  // the files --filter took no row from (stale expectations are judged on them)
+  for (const auto& file : selected) whole_files.insert(file.path);
   if (args.has("--filter")) {  // in place: a 280k-row catalog is not copied
     const std::string glob = args.get("--filter");
     for (auto& file : selected) {
       std::vector<Row> keep;
       for (auto& row : file.rows)
         if (fnmatch(glob.c_str(), row.id().c_str(), 0) == 0) keep.push_back(std::move(row));
+      if (keep.size() != file.rows.size()) whole_files.erase(file.path);
       file.rows = std::move(keep);
     }
   }
@@ -349,6 +354,9 @@ int cmd_run(const std::vector<std::string>& argv) {
   // Write everything we were asked for, as one set, before deciding the exit code: nothing
   // computed is lost.
   const int stopped_by = stop_signal();
+  // Expectation entries this run proves stale (only where it ran every row they could match).
+  const std::vector<StaleExpectation> stale = opinfo_stale_expectations(selected, whole_files, results, ctx, stopped_by != 0);
+  for (const StaleExpectation& s : stale) std::cout << "crossdev run: warning: " << describe_stale(s) << "\n";
   ExecutionTarget target = describe_execution_target(ctx.host, ctx.simulate_spec);
   if (ctx.shard_count > 1) target.shard = std::to_string(ctx.shard_index) + "/" + std::to_string(ctx.shard_count);
   std::vector<OutputFile> outputs;
@@ -357,7 +365,7 @@ int cmd_run(const std::vector<std::string>& argv) {
     // unless a summary was handed in with --device-log.
     const std::string device_log = log_json.empty() ? manager::OpLog::global().summary_json() : log_json;
     const std::string interrupted = stopped_by == SIGINT ? "SIGINT" : stopped_by == SIGTERM ? "SIGTERM" : "";
-    BundleInput in{target, &ctx.host, files, &results, bench_json, device_log, run_id, interrupted};
+    BundleInput in{target, &ctx.host, files, &results, bench_json, device_log, run_id, interrupted, stale};
     outputs.push_back({"--out", args.get("--out"), bundle_json(in)});
   }
   if (args.has("--junit")) outputs.push_back({"--junit", args.get("--junit"), junit_xml(results, target, run_id)});

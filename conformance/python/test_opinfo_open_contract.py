@@ -7,7 +7,7 @@ import types
 import torch
 from torch.utils._pytree import tree_map
 
-from crossdev.opinfo import samples
+from crossdev.opinfo import open_contract, samples
 from crossdev.opinfo.tolerances import Tolerance
 
 
@@ -60,3 +60,41 @@ def test_unique_unsorted_is_compared_sorted_with_the_inverse_rebuilding_the_inpu
     assert "output[2]" in run(TwoSidedOp("unique", cpu, bad_counts), Sample(X, **kw))
     # sorted=True: the order is the contract
     assert run(TwoSidedOp("unique", cpu, other_order), Sample(X, **dict(kw, sorted=True))) != ""
+
+
+def run_backward(op, sample):
+    return samples.run_sample(op, sample, "cpu", "backward", TOL, values=True).mismatch
+
+
+def sort_picking(indices, gradient_scale=1.0):
+    """A "device" sort that puts ties in the order `indices` gives; its gradient reaches the input through
+    the gather, so each output's gradient goes to the index it picked (scaled by `gradient_scale`)."""
+    def sort(x, **kw):
+        values = x.gather(0, indices)
+        if gradient_scale != 1.0:
+            values.register_hook(lambda g: g * gradient_scale)
+        return torch.return_types.sort((values, indices))
+    return sort
+
+
+def test_the_backward_of_an_unstable_sort_sums_the_gradient_over_each_tie_group():
+    x = X.clone().requires_grad_()
+    cpu = lambda t, **kw: torch.sort(t, **kw)
+    assert torch.equal(torch.sort(X).indices, torch.tensor([1, 4, 3, 0, 2]))  # the CPU's pick: the swap is another
+    swapped = sort_picking(torch.tensor([4, 1, 3, 2, 0]))
+    assert run_backward(TwoSidedOp("sort", cpu, swapped), Sample(x)) == ""
+    # a wrong gradient still differs: 1 part in 256 more, or sent to an element that is not tied
+    assert "grad[0]" in run_backward(TwoSidedOp("sort", cpu, sort_picking(torch.tensor([4, 1, 3, 2, 0]), 1 + 2**-8)), Sample(x))
+    assert "grad[0]" in run_backward(TwoSidedOp("sort", cpu, sort_picking(torch.tensor([4, 1, 0, 3, 2]))), Sample(x))
+    # a stable sort's order of ties is the contract: the same swap fails
+    assert "grad[0]" in run_backward(TwoSidedOp("sort", cpu, swapped), Sample(x, stable=True))
+
+
+def test_tie_groups_are_equal_values_of_one_line_along_dim_nan_included():
+    nan = float("nan")
+    x = torch.tensor([[1.0, 2.0, 1.0], [nan, 1.0, nan]])
+    grad = torch.tensor([[1.0, 2.0, 4.0], [8.0, 16.0, 32.0]])
+    assert torch.equal(open_contract.tie_group_sums(x, grad, 1), torch.tensor([[5.0, 2.0, 5.0], [40.0, 16.0, 40.0]]))
+    assert torch.equal(open_contract.tie_group_sums(x, grad, 0), grad)  # no ties down the columns
+    assert torch.equal(open_contract.tie_group_sums(x, grad, None),  # a full reduction: the whole input
+                       torch.tensor([[21.0, 2.0, 21.0], [40.0, 21.0, 40.0]]))

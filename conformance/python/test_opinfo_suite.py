@@ -28,9 +28,22 @@ def run(cli, tmp_path, matrix, *extra):
     return proc, {c["id"]: c for c in cases}, junit
 
 
-def test_a_clean_op_passes_on_sim_against_the_cpu_forward_and_backward(cli, tmp_path):
-    matrix = write_matrix(tmp_path, ROW.format(id="add", opinfo="add", dtypes="float32", checks="forward, backward"))
-    proc, cases, junit = run(cli, tmp_path, matrix)
+@pytest.fixture(scope="module")
+def clean_add_run(cli, tmp_path_factory):
+    """add on sim, forward and backward: the row t.add of a matrix whose other row, t.gone, --filter
+    leaves out; expectations/opinfo/mps.yaml has an entry for t.gone only."""
+    tmp_path = tmp_path_factory.mktemp("clean_add")
+    matrix = write_matrix(tmp_path, "\n".join([
+        ROW.format(id="add", opinfo="add", dtypes="float32", checks="forward, backward"),
+        ROW.format(id="gone", opinfo="sin", dtypes="float32", checks="forward")]))
+    (tmp_path / "expectations" / "opinfo").mkdir(parents=True)
+    (tmp_path / "expectations" / "opinfo" / "mps.yaml").write_text(
+        'expectations:\n  - {match: "t.gone/*", status: xfail, reason: "a row this run leaves out", class: numerics}\n')
+    return run(cli, tmp_path, matrix, "--filter", "t.add")
+
+
+def test_a_clean_op_passes_on_sim_against_the_cpu_forward_and_backward(clean_add_run):
+    proc, cases, junit = clean_add_run
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert sorted(cases) == ["t.add/add/mps/float32/backward", "t.add/add/mps/float32/forward"]
     for case in cases.values():
@@ -40,6 +53,24 @@ def test_a_clean_op_passes_on_sim_against_the_cpu_forward_and_backward(cli, tmp_
         assert case["metrics"]["samples"] == 3 and case["metrics"]["failing_samples"] == 0, "max_samples: 3"
         assert case["details"]["tolerance_source"] == "crossdev per-dtype table"
     assert "t.add/add/mps/float32/backward" in junit.read_text()
+
+
+def test_a_run_that_leaves_a_row_out_calls_no_entry_stale(clean_add_run):
+    """The entry for t.gone matches no case of this run, but --filter left its row out: not stale."""
+    proc, cases, junit = clean_add_run
+    assert "stale expectation" not in proc.stdout, proc.stdout
+    assert "stale_expectations" not in json.loads((junit.parent / "b.json").read_text())
+
+
+def test_an_entry_that_matches_no_case_of_a_whole_run_is_reported_stale(faulty_sim_run):
+    """faulty_sim_run ran every row of its folder: t.gone/* (line 6) matches none of its cases; the entry
+    for real mps only (line 5) is not this simulated run's to judge."""
+    proc, cases, junit = faulty_sim_run
+    where = f"{junit.parent / 'expectations' / 'opinfo' / 'mps.yaml'}:6"
+    assert f"warning: {where}: stale expectation 't.gone/*' (xfail, kind mps)" in proc.stdout, proc.stdout
+    stale = json.loads((junit.parent / "b.json").read_text())["stale_expectations"]
+    assert stale == [{"where": where, "match": "t.gone/*", "status": "xfail", "reason": "a renamed row",
+                      "device_kind": "mps"}]
 
 
 def test_an_absent_device_kind_is_not_run_with_the_reason(cli, tmp_path):
@@ -118,6 +149,7 @@ def faulty_sim_run(cli, tmp_path_factory, built_library):
           - {match: "t.v/tanh/mps/float32/forward", status: xfail, reason: "fixed since", class: numerics}
           - {match: "t.x/tan/*", status: skip, reason: "segfaults on sim", class: crash}
           - {match: "t.v/*", status: xfail, reason: "on real mps only", execution: real}
+          - {match: "t.gone/*", status: xfail, reason: "a renamed row", class: numerics}
         """))
     return run(cli, tmp_path, matrix, "--load-library", faults)
 
@@ -186,7 +218,8 @@ def test_expectations_accept_adds_new_failures_removes_passes_and_keeps_hand_wri
         "t.x/tan/*",                             # skip: never run, kept
         "t.v/*",                                 # for real mps only: kept
         "t.tan/tan/mps/float32/forward",         # the new crash
-    ], file.read_text()  # and "t.v/tanh/mps/float32/forward", which passes now, is gone
+    ], file.read_text()  # and "t.v/tanh/mps/float32/forward", which passes now, and the stale "t.gone/*" are gone
+    assert "t.gone/* (stale: matches no case of a run that covered it)" in proc.stdout, proc.stdout
     assert entries[0] == {"match": "t.v/tanh/mps/float32/forward/inplace", "status": "xfail", "reason": "tanh_ is off",
                           "class": "numerics"}
     assert entries[3]["status"] == "xfail" and entries[3]["class"] == "crash"

@@ -51,6 +51,20 @@ def test_ops_delegated_to_cpu_give_identical_results(sim):
     assert "aten::_softmax.out" in sim.delegation_records()
 
 
+def test_sparse_layouts_live_on_sim_and_their_ops_run_the_cpus_sparse_kernels(sim):
+    """COO and CSR tensors on sim (sim_sparse.cpp): to_sparse builds a SparseTensorImpl whose indices
+    and values are sim tensors; an op of a sparse sim tensor runs the CPU's sparse kernel on host copies
+    (the sparse delegate keeps the layout: a CSR argument reaches SparseCsrCPU, not the dense CPU key)."""
+    dense = torch.tensor([[0.0, 1.5], [-2.0, 0.0]])
+    coo = dense.to("sim").to_sparse()
+    assert coo.layout == torch.sparse_coo and coo.device.type == "sim" and coo._values().device.type == "sim"
+    assert torch.equal(coo.cpu().to_dense(), dense) and coo._nnz() == 2
+    csr = dense.to("sim").to_sparse_csr()
+    out = torch.sparse.sampled_addmm(csr, dense.to("sim"), dense.to("sim"))
+    assert out.layout == torch.sparse_csr and out.device.type == "sim"
+    assert torch.equal(out.cpu().to_dense(), torch.sparse.sampled_addmm(dense.to_sparse_csr(), dense, dense).to_dense())
+
+
 def test_mixing_sim_and_cpu_raises_the_same_device_error(sim):
     with pytest.raises(RuntimeError) as err:
         torch.ones(2, 2, device="sim") + torch.ones(2, 2)

@@ -96,6 +96,14 @@ std::string bundle_json(const BundleInput& in) {
   w.key("matrices").begin_array();
   for (const auto& m : in.matrices) w.value(m);
   w.end_array();
+  if (!in.stale_expectations.empty()) {
+    w.key("stale_expectations").begin_array();
+    for (const auto& s : in.stale_expectations) {
+      w.begin_object().field("where", s.where).field("match", s.match).field("status", s.status);
+      w.field("reason", s.reason).field("device_kind", s.device_kind).end_object();
+    }
+    w.end_array();
+  }
 
   const std::vector<CaseResult> none;
   const auto& cases = in.cases ? *in.cases : none;

@@ -17,6 +17,16 @@ namespace crossdev::conformance {
 //    category `chain_step` (docs/bundle-schema.md, History).
 inline constexpr int kBundleSchemaVersion = 3;
 
+// An expectation entry that matched no case of a run that covered its whole scope (the opinfo
+// suite's rule: suites/opinfo_expectations.h); the bundle's `stale_expectations`.
+struct StaleExpectation {
+  std::string where;        // "file:line" of the entry
+  std::string match;
+  std::string status;       // xfail | skip
+  std::string reason;
+  std::string device_kind;  // the expectation file's kind
+};
+
 struct BundleInput {
   ExecutionTarget target;
   const HostProfile* host = nullptr;
@@ -26,6 +36,7 @@ struct BundleInput {
   std::string device_log_json;         // pre-serialised device-operation log summary, "" for none
   std::string run_id;                  // shared with the JUnit file of the same run; "" for none
   std::string interrupted;             // "SIGINT"/"SIGTERM" when the run was stopped early; "" otherwise
+  std::vector<StaleExpectation> stale_expectations;  // written when not empty
 };
 
 std::string bundle_json(const BundleInput& input);

@@ -11,6 +11,7 @@
 //   - expectations: <matrix folder>/expectations/opinfo/<kind>.yaml (parity/expectations.h): a
 //     `skip` entry is handed to the worker, which does not run the case; an `xfail` entry turns
 //     the case's failure, error or crash into xfail and its pass into xpass (case_expectations.h);
+//     an entry that matches no case of a run that covered its scope is stale (opinfo_expectations.h);
 //   - `tolerance` (row_tolerance below): the row's rtol/atol replace crossdev's table and op_db's
 //     toleranceOverride; the engine checks the numbers, the worker the dtype names.
 #include <algorithm>
@@ -24,6 +25,7 @@
 #include "runner/python_rows.h"
 #include "runner/suite_table.h"
 #include "suites/case_expectations.h"
+#include "suites/opinfo_expectations.h"
 #include "util/json.h"
 
 namespace crossdev::conformance {
@@ -32,50 +34,15 @@ namespace {
 constexpr double kDefaultCaseTimeoutS = 300;
 
 
-std::string expectations_path(const Row& row, const std::string& kind) {
-  return (std::filesystem::path(row.file()).parent_path() / "expectations" / "opinfo" / (kind + ".yaml")).string();
-}
-
-// "real" or "simulated" when the kind runs on this host, else "" (its cases are skipped unrun).
-std::string execution_of(const RunContext& ctx, const std::string& kind) {
-  const auto k = kind_from_name(kind);
-  if (!k) return "";
-  switch (ctx.host.provenance(*k)) {
-    case Provenance::Real: return "real";
-    case Provenance::Simulated: return "simulated";
-    default: return "";
-  }
-}
-
-// The device kind of a case id "<row>/<op>/<kind>/<dtype>/<check>[/<variant>]" ("" if not one); the
-// CPU-capability axis's "cpu@avx2" is the kind cpu (its expectations are expectations/opinfo/cpu.yaml).
-std::string kind_of_case(const Row& row, const std::string& id) {
-  const std::string prefix = row.id() + "/";
-  if (id.rfind(prefix, 0) != 0) return "";
-  const std::size_t op_end = id.find('/', prefix.size());
-  if (op_end == std::string::npos) return "";
-  const std::size_t kind_end = id.find('/', op_end + 1);
-  const std::string kind = id.substr(op_end + 1, kind_end == std::string::npos ? std::string::npos : kind_end - op_end - 1);
-  return kind.substr(0, kind.find('@'));
-}
-
-// The entry that applies to case `id` on this host, or nullptr.
-const parity::Expectation* expectation_for(const Row& row, const RunContext& ctx, const std::string& id) {
-  const std::string kind = kind_of_case(row, id);
-  const std::string execution = kind.empty() ? "" : execution_of(ctx, kind);
-  if (execution.empty()) return nullptr;
-  return cached_expectations(expectations_path(row, kind)).find(id, execution);
-}
-
 // {kind: [{match, status, reason, where}]}: the entries that apply on this host, in file order,
 // so the worker skips a case whose first matching entry is `skip` without running it.
 void write_expectations(json::Writer& w, const Row& row, const RunContext& ctx) {
   w.key("expectations").begin_object();
   for (const auto& kind : row.str_list("devices")) {
-    const std::string execution = execution_of(ctx, kind);
+    const std::string execution = opinfo_execution_of(ctx, kind);
     if (execution.empty()) continue;
     w.key(kind).begin_array();
-    for (const auto& e : cached_expectations(expectations_path(row, kind)).entries()) {
+    for (const auto& e : cached_expectations(opinfo_expectations_path(row.file(), kind)).entries()) {
       if (!e.execution.empty() && e.execution != execution) continue;
       w.begin_object();
       w.field("match", e.match);
@@ -208,14 +175,14 @@ class OpInfoSuite final : public Suite {
     if (row.has("max_samples") && row.integer("max_samples") < 1) row.fail("max_samples", "expected an integer >= 1");
     if (row.has("case_timeout") && !(row.number("case_timeout") > 0)) row.fail("case_timeout", "expected seconds > 0");
     validate_tolerance(row);
-    for (const auto& d : devices) cached_expectations(expectations_path(row, d));  // a bad file: YamlError, exit 2
+    for (const auto& d : devices) cached_expectations(opinfo_expectations_path(row.file(), d));  // a bad file: YamlError, exit 2
   }
 
   // The cases run() will return, from the worker's plan (the pytest plugin's items).
   std::vector<PlannedCase> plan(const Row& row, const RunContext& ctx) const override {
     std::vector<PlannedCase> cases = plan_python_row(row_request("plan", row, ctx, 0), row, "opinfo");
     for (PlannedCase& c : cases) {
-      if (const parity::Expectation* e = expectation_for(row, ctx, c.id)) {
+      if (const parity::Expectation* e = opinfo_expectation_for(row, ctx, c.id)) {
         c.expected = parity::expected_status_name(e->status);
         c.reason = e->reason;
         c.where = e->where();
@@ -245,7 +212,7 @@ class OpInfoSuite final : public Suite {
                        row.number_or("case_timeout", kDefaultCaseTimeoutS));
     for (CaseResult& c : results) {
       if (c.status == Status::Skip) continue;  // unrun (absent device, a skip expectation, no golden)
-      const parity::Expectation* e = expectation_for(row, ctx, c.id);
+      const parity::Expectation* e = opinfo_expectation_for(row, ctx, c.id);
       if (e && e->status == parity::ExpectedStatus::XFail) apply_xfail(*e, c);
     }
     return results;

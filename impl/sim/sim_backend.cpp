@@ -12,6 +12,7 @@
 #include "sim/native_kernels.h"
 #include "sim/sim_guard.h"
 #include "sim/sim_hooks.h"
+#include "sim/sim_sparse.h"
 
 namespace crossdev::sim {
 namespace {
@@ -30,6 +31,12 @@ void register_once() {
   register_native_kernels(kernels);
   static torch::Library cpu_delegate(torch::Library::IMPL, "_", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
   cpu_delegate.fallback(torch::CppFunction::makeFromBoxedFunction<&sim_delegate_to_cpu>());
+  static torch::Library sparse(torch::Library::IMPL, "aten", c10::DispatchKey::SparsePrivateUse1, __FILE__, __LINE__);
+  static torch::Library sparse_delegate(torch::Library::IMPL, "_", c10::DispatchKey::SparsePrivateUse1, __FILE__, __LINE__);
+  static torch::Library compressed_delegate(torch::Library::IMPL, "_", c10::DispatchKey::SparseCsrPrivateUse1, __FILE__,
+                                            __LINE__);
+  static torch::Library compressed(torch::Library::IMPL, "aten", c10::DispatchKey::SparseCsrPrivateUse1, __FILE__, __LINE__);
+  register_sparse_kernels(sparse, compressed, sparse_delegate, compressed_delegate);
   // A PrivateUse1 copy reaches the backend as _copy_from, which the conjugate and negative
   // fallbacks would materialise by cloning the source: a clone is a copy into sim, i.e. _copy_from
   // again, and recursed until the stack overflowed (torch.conj(t).resolve_conj() segfaulted).

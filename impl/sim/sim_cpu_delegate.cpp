@@ -1,6 +1,8 @@
 #include "sim/sim_cpu_delegate.h"
 
 #include <mutex>
+#include <optional>
+#include <vector>
 
 #include <ATen/native/CPUFallback.h>
 #include <c10/util/Exception.h>
@@ -90,6 +92,65 @@ void sim_delegate_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack
   substitute_generators(schema, *stack);
   at::native::cpu_fallback(op, stack);
   if (config->numerics.flush_subnormals) flush_subnormal_outputs(schema, *stack);
+}
+
+void sim_sparse_delegate_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto config = current_config();
+  const EmulationProfile& p = profile(config->profile);
+  const c10::FunctionSchema& schema = op.schema();
+  check_inference_mode(p);
+  check_same_device(p, schema, *stack);
+  const bool delegated_by_switch = check_op_supported(p, *config, schema.operator_name());
+  record(full_name(schema.operator_name()),
+         delegated_by_switch ? DelegationReason::ProfileUnsupported : DelegationReason::NoNativeSimKernel);
+
+  const auto& args = schema.arguments();
+  const std::size_t base = stack->size() - args.size();
+  std::optional<c10::Device> device;
+  std::vector<c10::IValue> originals(stack->begin() + static_cast<std::ptrdiff_t>(base), stack->end());
+  auto to_cpu = [&](const at::Tensor& t) {
+    if (!t.defined() || !t.is_privateuseone()) return t;
+    device = t.device();
+    return t.cpu();
+  };
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    c10::IValue& v = (*stack)[base + i];
+    if (v.isTensor()) {
+      v = to_cpu(v.toTensor());
+    } else if (v.isTensorList()) {
+      std::vector<at::Tensor> moved;
+      for (const at::Tensor& t : v.toTensorVector()) moved.push_back(to_cpu(t));
+      v = c10::List<at::Tensor>(moved);
+    }
+  }
+  substitute_generators(schema, *stack);
+  std::vector<c10::IValue> cpu_args(stack->begin() + static_cast<std::ptrdiff_t>(base), stack->end());
+  op.callBoxed(stack);
+  // What the op wrote (in-place and out= arguments) goes back into the sim tensors it came from.
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const c10::AliasInfo* alias = args[i].alias_info();
+    if (alias && alias->isWrite() && originals[i].isTensor() && originals[i].toTensor().is_privateuseone())
+      originals[i].toTensor().copy_(cpu_args[i].toTensor());
+  }
+  const auto& returns = schema.returns();
+  const std::size_t results = stack->size() - base;
+  for (std::size_t r = 0; r < results; ++r) {
+    c10::IValue& v = (*stack)[base + r];
+    const c10::AliasInfo* alias = r < returns.size() ? returns[r].alias_info() : nullptr;
+    if (alias && alias->isWrite()) {  // returns the argument it wrote: the sim tensor itself
+      for (std::size_t i = 0; i < args.size(); ++i)
+        if (args[i].alias_info() && args[i].alias_info()->beforeSets() == alias->beforeSets()) v = originals[i];
+      continue;
+    }
+    if (!device) continue;
+    if (v.isTensor() && v.toTensor().defined()) {
+      v = v.toTensor().to(*device);
+    } else if (v.isTensorList()) {
+      std::vector<at::Tensor> moved;
+      for (const at::Tensor& t : v.toTensorVector()) moved.push_back(t.defined() ? t.to(*device) : t);
+      v = c10::List<at::Tensor>(moved);
+    }
+  }
 }
 
 std::map<std::string, DelegationRecord> delegation_records() {

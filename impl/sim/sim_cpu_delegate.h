@@ -26,6 +26,12 @@ struct DelegationRecord {
 };
 
 void sim_delegate_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+// The same for an op of a sparse or compressed sim tensor (the SparsePrivateUse1 and
+// SparseCsrPrivateUse1 keys): at::native::cpu_fallback redispatches to the CPU's dense key, so this one
+// moves every sim tensor to the CPU keeping its layout, calls the op through the whole dispatcher
+// (SparseCPU, SparseCsrCPU, ...), copies what the op wrote back into the sim arguments, and moves the
+// results to the device.
+void sim_sparse_delegate_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
 // "aten::add.Tensor" -> record, since the last reset.
 std::map<std::string, DelegationRecord> delegation_records();

@@ -10,6 +10,8 @@ For every opinfo case of the bundles (bundle.json or a bundle set from `crossdev
     never expects a failure of the real device. Where every case that ran of an op on a device kind
     (or of an op and dtype) failed with one class, one glob entry stands for all of them;
   - an entry that now passes (its cases are `xpass`, none `xfail`) is removed;
+  - an entry a bundle lists as stale (`stale_expectations`: the engine found it matches no case of a
+    run that ran every row it could match, conformance/suites/opinfo_expectations.h) is removed;
   - every other entry is kept as written: its reason, class and execution (comments are not kept:
     the file is rewritten as YAML flow mappings, one entry a line).
 Entries never hold tolerances, so accepting can never loosen one. The engine's own rules apply to the
@@ -142,6 +144,11 @@ def run(argv=None) -> int:
         except (BundleError, OSError) as e:
             print(f"{PROG} accept: {e}", file=sys.stderr)
             return EXIT_BAD_INPUT
+    stale = defaultdict(set)                            # file -> lines of entries a run found stale
+    for bundle in bundles:
+        for entry in bundle.doc.get("stale_expectations") or []:
+            file, _, line = entry["where"].rpartition(":")
+            stale[Path(file)].add(int(line))
     failures = defaultdict(list)                       # file -> new failures
     ran = defaultdict(int)                              # op or dtype key -> cases that ran (not skip)
     verdicts = defaultdict(lambda: defaultdict(set))    # file -> entry line -> statuses of its cases
@@ -165,7 +172,7 @@ def run(argv=None) -> int:
                 failures[path].append({"id": case["id"], "op_key": op_key, "dtype_key": dtype_key,
                                        "class": failure_class(case), "execution": _execution(bundle, kind),
                                        "message": message[:REASON_CHARS] + ("..." if len(message) > REASON_CHARS else "")})
-    files = set(failures) | {p for p in verdicts if p.parts[-3:-1] == ("expectations", "opinfo")}
+    files = set(failures) | {p for p in set(verdicts) | set(stale) if p.parts[-3:-1] == ("expectations", "opinfo")}
     for path in sorted(files):
         description, entries = (None, [])
         if path.exists():
@@ -174,10 +181,10 @@ def run(argv=None) -> int:
             except Exception as e:  # noqa: BLE001  (yaml.YAMLError, ValueError): the engine would refuse it too
                 print(f"{PROG} accept: {path}: cannot read it: {e}", file=sys.stderr)
                 return EXIT_BAD_INPUT
-        kept, removed = [], []
+        kept, removed, dropped = [], [], []
         for line, entry in entries:
             statuses = verdicts[path].get(line, set())
-            (removed if statuses and statuses <= {"xpass"} else kept).append(entry)
+            (removed if statuses and statuses <= {"xpass"} else dropped if line in stale[path] else kept).append(entry)
         added = [{"match": match, "status": "xfail", "reason": f"accepted: {message}", "class": cls,
                   "execution": execution}
                  for match, cls, message, execution in _collapse(failures[path], ran)]
@@ -187,9 +194,12 @@ def run(argv=None) -> int:
             "".join(_entry_text(e) + "\n" for e in kept + added)
         if not kept and not added:
             text = text.replace("expectations:\n", "expectations: []\n")
-        print(f"{path}: {len(added)} added, {len(removed)} removed (now pass), {len(kept)} kept")
+        print(f"{path}: {len(added)} added, {len(removed)} removed (now pass), {len(dropped)} removed (stale), "
+              f"{len(kept)} kept")
         for e in removed:
             print(f"  - {e.get('match')}")
+        for e in dropped:
+            print(f"  - {e.get('match')} (stale: matches no case of a run that covered it)")
         for e in added:
             print(f"  + {e['match']} ({e['class']})")
         if not args.dry_run:

@@ -11,7 +11,12 @@
       must be the sorted values, and sorted they must be 0..n-1 on every line (a permutation);
     unique(sorted=False) (dim None): the order of the unique values. Compared sorted; the inverse is
       replaced by unique[inverse] (it must rebuild the input) and the counts follow the sort.
-  Forward only: a backward case gives a tie's gradient by position, compared as it is."""
+- OPEN_TIES: ops that pick one element among equal ones (an unstable sort, topk, kthvalue, median, mode):
+  their backward scatters each output's gradient to the index the forward picked, which the contract
+  leaves open among ties. The input's gradient is compared summed over each tie group (tie_group_sums:
+  the elements of one line along dim, or of the whole input for a full reduction, that are equal, NaN
+  equal to NaN): the sum is the same whichever tied element each side picked; a gradient that goes to
+  a wrong value, or a wrong amount, still differs. Without ties every group is one element: unchanged."""
 from __future__ import annotations
 
 import fnmatch
@@ -123,3 +128,79 @@ def comparable(name: str, cpu_sample, device_sample, actual, expected):
         if fnmatch.fnmatchcase(name, glob) and applies(cpu_sample):
             return form(device_sample, actual), form(cpu_sample, expected)
     return actual, expected
+
+
+# --- choice among ties left open: the backward ------------------------------------------------------
+def tie_group_sums(x, grad, dim):
+    """`grad` with every element replaced by the sum of `grad` over its tie group: the elements of its
+    line along `dim` (the whole tensor when `dim` is None) whose value in `x` equals its own (NaN equal
+    to NaN). O(n log n) per line (a sort, not an n x n mask: op_db's sort sample has 8000 elements)."""
+    import torch
+
+    x, grad = x.detach().to("cpu"), grad.detach().to("cpu")
+    if x.dim() == 0 or x.numel() == 0:
+        return grad
+    lines_x = x.reshape(1, -1) if dim is None else x.movedim(dim, -1)
+    lines_g = grad.reshape(1, -1) if dim is None else grad.movedim(dim, -1)
+    ordered, order = lines_x.sort(dim=-1, stable=True)  # NaNs sort last, together
+    starts = torch.ones_like(ordered, dtype=torch.bool)
+    starts[..., 1:] = (ordered[..., 1:] != ordered[..., :-1]) & ~(ordered[..., 1:].isnan() & ordered[..., :-1].isnan())
+    group = starts.long().cumsum(-1) - 1
+    sums = torch.zeros_like(lines_g).scatter_add(-1, group, lines_g.gather(-1, order))
+    canonical = torch.empty_like(lines_g).scatter(-1, order, sums.gather(-1, group))
+    return canonical.reshape(grad.shape) if dim is None else canonical.movedim(-1, dim)
+
+
+def _dim_at(position: int, default):
+    """The reduction's dim: argument `position` (or kwarg dim), `default` when the sample gives none."""
+    return lambda sample: _argument(sample, position, "dim", default)
+
+
+def _median_dim(sample):
+    """median(input) reduces the whole input (dim None); median(input, dim, ...) one line along dim."""
+    return _argument(sample, 0, "dim", None)
+
+
+# (glob over the OpInfo's full name, does this sample's call leave the choice open, its dim, reason)
+OPEN_TIES = (
+    ("sort", _sort_applies, _dim_at(0, -1),
+     "an unstable sort may put tied values either way, so each output's gradient may go to either tied "
+     "index: the input's gradient compared summed over each tie group"),
+    ("msort", lambda sample: True, lambda sample: 0,
+     "msort (an unstable sort along dim 0) may put tied values either way: the input's gradient compared "
+     "summed over each tie group"),
+    ("topk", lambda sample: True, _dim_at(1, -1),
+     "topk may pick and order tied values either way: the input's gradient compared summed over each tie group"),
+    ("kthvalue", lambda sample: True, _dim_at(1, -1),
+     "kthvalue's index among tied values is open: the input's gradient compared summed over each tie group"),
+    ("median", lambda sample: True, _median_dim,
+     "median's index among tied values is open: the input's gradient compared summed over each tie group"),
+    ("nanmedian", lambda sample: True, _median_dim,
+     "nanmedian's index among tied values is open: the input's gradient compared summed over each tie group"),
+    ("mode", lambda sample: True, _dim_at(0, -1),
+     "mode's index among the tied occurrences of the mode is open: the input's gradient compared summed "
+     "over each tie group"),
+)
+
+
+def open_ties_reason(name: str) -> str | None:
+    """Why this op's backward is compared summed over tie groups, or None."""
+    return next((reason for glob, _, _, reason in OPEN_TIES if fnmatch.fnmatchcase(name, glob)), None)
+
+
+def comparable_gradients(name: str, cpu_sample, device_sample, actual_grads, expected_grads):
+    """(device gradients, CPU gradients) with the input's summed over its tie groups (OPEN_TIES) where
+    this sample leaves the choice among ties open, each side's groups from its own input; unchanged
+    otherwise. The gradients are those of samples._grad_inputs, in its order (the input first)."""
+    for glob, applies, dim_of, _ in OPEN_TIES:
+        if not (fnmatch.fnmatchcase(name, glob) and applies(cpu_sample)):
+            continue
+        if not (getattr(cpu_sample.input, "requires_grad", False) and actual_grads and expected_grads):
+            break
+        a, e = list(actual_grads), list(expected_grads)
+        dim = dim_of(cpu_sample)
+        if a[0] is not None and e[0] is not None:
+            a[0] = tie_group_sums(device_sample.input, a[0], dim)
+            e[0] = tie_group_sums(cpu_sample.input, e[0], dim)
+        return a, e
+    return actual_grads, expected_grads

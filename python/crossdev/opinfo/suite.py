@@ -119,6 +119,9 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
     case["details"].update(tolerance=f"rtol={tol.rtol:g}, atol={tol.atol:g}", tolerance_source=tol.source)
     if metadata_only:
         case["details"]["compared"] = "shape, dtype and layout only: " + metadata_only
+    elif check == "backward" and open_contract.open_ties_reason(name):
+        case["details"]["compared"] = "the input's gradient summed over tie groups where the sample leaves " \
+            "the choice among ties open (backward): " + open_contract.open_ties_reason(name)
     elif open_contract.open_order_reason(name):
         case["details"]["compared"] = "in canonical order where the sample leaves it open (forward): " + \
             open_contract.open_order_reason(name)

@@ -216,6 +216,11 @@ BENCHMARK = Obj({"name": STR}, optional={
 })
 BENCHMARKS = Obj({"benchmarks": ListOf(BENCHMARK, "name")}, optional={"context": Obj({})})
 
+# An expectation entry that matched no case of a run that covered its whole scope (the opinfo suite's
+# rule, conformance/suites/opinfo_expectations.h); added within version 3 (an optional field).
+STALE_EXPECTATION = Obj({"where": STR, "match": STR, "status": OneOf(("xfail", "skip")), "reason": STR,
+                         "device_kind": STR})
+
 BUNDLE = Obj(
     {
         "schema": OneOf((SCHEMA_NAME,)),
@@ -231,6 +236,7 @@ BUNDLE = Obj(
         "summary_by_suite": MapOf(COUNTS),
         "benchmarks": Nullable(BENCHMARKS),
         "device_log": Nullable(Obj({})),
+        "stale_expectations": ListOf(STALE_EXPECTATION, "where"),
     },
 )
 

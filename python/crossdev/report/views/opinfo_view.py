@@ -2,7 +2,8 @@
 
 A heat map of ops x devices first (a reader looks for the red), then one sortable scoreboard per
 device (op x dtype: pass, xfail, fail and skip counts over checks and variants), and behind each
-failing row its cases with the samples' shapes and errors. A device column of a simulated run says
+failing row its cases with the samples' shapes and errors; the expectation entries a run found stale are
+listed after the heat map. A device column of a simulated run says
 SIMULATED wherever it appears. On `sim` a scoreboard row says which kernel ran there
 (crossdev.opinfo.kernel_source): a composite kernel (the code a new backend inherits, compared with
 the CPU's own) or the CPU's kernel through sim's backend fallback (plumbing only)."""
@@ -147,6 +148,19 @@ def scoreboard(t: Table, column: Column) -> Markup:
     return join([title, table(header, rows, class_="grid opinfo-scoreboard")])
 
 
+def stale_expectations(report: Report):
+    """The expectation entries a run found stale (the bundle's `stale_expectations`), or None."""
+    rows = [[runner.label, el("code", s["where"]), el("code", s["match"]), s["status"], s["reason"]]
+            for runner in report.runners for s in runner.doc.get("stale_expectations") or []]
+    if not rows:
+        return None
+    return join([el("h3", "Stale expectations"),
+                 el("p", "These entries match no case of a run that ran every row they could match (no --filter, "
+                         "no --shard, every row finished): remove them, or let `crossdev expectations accept` drop "
+                         "them.", class_="note"),
+                 table(["runner", "entry", "match", "status", "reason"], rows, class_="grid")])
+
+
 def render(report: Report):
     t = collect(report)
     if not t.columns:
@@ -160,4 +174,4 @@ def render(report: Report):
                    "the code a new backend inherits, compared here with the CPU's own kernel), else the CPU's kernel "
                    "through sim's backend fallback, which proves only the plumbing; the scoreboards' device kernel "
                    "column says which, per check.", class_="note")
-    return join([note, heat_map(t), *(scoreboard(t, c) for c in t.columns)])
+    return join([note, heat_map(t), stale_expectations(report), *(scoreboard(t, c) for c in t.columns)])

@@ -1,0 +1,118 @@
+#include "suites/opinfo_expectations.h"
+
+#include <climits>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "device/device_kind.h"
+#include "suites/case_expectations.h"
+
+namespace crossdev::conformance {
+namespace {
+
+constexpr const char* kSuite = "opinfo";
+
+std::string real_path(const std::string& path) {
+  char resolved[PATH_MAX];
+  return ::realpath(path.c_str(), resolved) ? std::string(resolved) : path;
+}
+
+std::string folder_of(const std::string& matrix_file) {
+  return std::filesystem::path(real_path(matrix_file)).parent_path().string();
+}
+
+// Whether every matrix file of `folder` is among the files run whole.
+bool folder_run_whole(const std::string& folder, const std::set<std::string>& whole_real_paths) {
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string ext = it->path().extension().string();
+    if ((ext != ".yaml" && ext != ".yml") || std::filesystem::is_directory(it->path(), ec)) continue;
+    if (!whole_real_paths.count(real_path(it->path().string()))) return false;
+  }
+  return !ec;
+}
+
+}  // namespace
+
+std::string opinfo_expectations_path(const std::string& matrix_file, const std::string& kind) {
+  return (std::filesystem::path(matrix_file).parent_path() / "expectations" / "opinfo" / (kind + ".yaml")).string();
+}
+
+std::string opinfo_execution_of(const RunContext& ctx, const std::string& kind) {
+  const auto k = kind_from_name(kind);
+  if (!k) return "";
+  switch (ctx.host.provenance(*k)) {
+    case Provenance::Real: return "real";
+    case Provenance::Simulated: return "simulated";
+    default: return "";
+  }
+}
+
+std::string opinfo_kind_of_case(const std::string& row_id, const std::string& id) {
+  const std::string prefix = row_id + "/";
+  if (id.rfind(prefix, 0) != 0) return "";
+  const std::size_t op_end = id.find('/', prefix.size());
+  if (op_end == std::string::npos) return "";
+  const std::size_t kind_end = id.find('/', op_end + 1);
+  const std::string kind = id.substr(op_end + 1, kind_end == std::string::npos ? std::string::npos : kind_end - op_end - 1);
+  return kind.substr(0, kind.find('@'));
+}
+
+const parity::Expectation* opinfo_expectation_for(const Row& row, const RunContext& ctx, const std::string& id) {
+  const std::string kind = opinfo_kind_of_case(row.id(), id);
+  const std::string execution = kind.empty() ? "" : opinfo_execution_of(ctx, kind);
+  if (execution.empty()) return nullptr;
+  return cached_expectations(opinfo_expectations_path(row.file(), kind)).find(id, execution);
+}
+
+std::vector<StaleExpectation> opinfo_stale_expectations(const std::vector<MatrixFile>& run,
+                                                        const std::set<std::string>& whole_files,
+                                                        const std::vector<CaseResult>& results, const RunContext& ctx,
+                                                        bool interrupted) {
+  std::vector<StaleExpectation> stale;
+  if (interrupted || ctx.shard_count > 1) return stale;
+  std::set<std::string> whole_real_paths;
+  for (const auto& f : whole_files) whole_real_paths.insert(real_path(f));
+  // folder -> the opinfo files run from it (in run order)
+  std::map<std::string, std::vector<const MatrixFile*>> folders;
+  for (const auto& file : run)
+    if (file.suite == kSuite) folders[folder_of(file.path)].push_back(&file);
+  for (const auto& [folder, files] : folders) {
+    if (!folder_run_whole(folder, whole_real_paths)) continue;
+    std::set<std::string> row_ids;
+    for (const MatrixFile* f : files)
+      for (const Row& row : f->rows) row_ids.insert(row.id());
+    bool finished = true;
+    std::map<std::string, std::vector<std::string>> ids_by_kind;
+    for (const CaseResult& r : results) {
+      if (r.suite != kSuite || !row_ids.count(r.row_id)) continue;
+      if (r.id == r.row_id) finished = false;  // a row-level result: the row did not run to its end
+      const std::string kind = opinfo_kind_of_case(r.row_id, r.id);
+      if (!kind.empty()) ids_by_kind[kind].push_back(r.id);
+    }
+    if (!finished) continue;
+    std::set<std::string> kinds;  // every kind a row of the folder names (a kind with no case stays unjudged)
+    for (const MatrixFile* f : files)
+      for (const Row& row : f->rows)
+        for (const auto& kind : row.str_list("devices")) kinds.insert(kind);
+    for (const std::string& kind : kinds) {
+      const std::string execution = opinfo_execution_of(ctx, kind);
+      if (execution.empty()) continue;
+      const parity::ExpectationFile& file = cached_expectations(opinfo_expectations_path(files.front()->path, kind));
+      for (const parity::Expectation* e : file.stale(ids_by_kind[kind])) {
+        if (!e->execution.empty() && e->execution != execution) continue;  // not this host's to judge
+        stale.push_back({e->where(), e->match, parity::expected_status_name(e->status), e->reason, kind});
+      }
+    }
+  }
+  return stale;
+}
+
+std::string describe_stale(const StaleExpectation& s) {
+  return s.where + ": stale expectation '" + s.match + "' (" + s.status + ", kind " + s.device_kind +
+         ") matches no case of this run, which ran every opinfo row of its folder: remove it "
+         "(`crossdev expectations accept` drops it)";
+}
+
+}  // namespace crossdev::conformance

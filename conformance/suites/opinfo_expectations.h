@@ -1,0 +1,45 @@
+#pragma once
+// The opinfo suite's expectation files, <matrix folder>/expectations/opinfo/<kind>.yaml
+// (parity/expectations.h, docs/opinfo.md "Expectations"): which entry applies to a case on this
+// host, and which entries a run found stale.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "parity/expectations.h"
+#include "runner/bundle_writer.h"
+#include "runner/case_result.h"
+#include "runner/matrix_types.h"
+#include "runner/suite.h"
+
+namespace crossdev::conformance {
+
+std::string opinfo_expectations_path(const std::string& matrix_file, const std::string& kind);
+
+// "real" or "simulated" when the kind runs on this host, else "" (its cases are skipped unrun).
+std::string opinfo_execution_of(const RunContext& ctx, const std::string& kind);
+
+// The device kind of a case id "<row>/<op>/<kind>/<dtype>/<check>[/<variant>]" ("" if not one); the
+// CPU-capability axis's "cpu@avx2" is the kind cpu (its expectations are expectations/opinfo/cpu.yaml).
+std::string opinfo_kind_of_case(const std::string& row_id, const std::string& id);
+
+// The entry that applies to case `id` of `row` on this host, or nullptr.
+const parity::Expectation* opinfo_expectation_for(const Row& row, const RunContext& ctx, const std::string& id);
+
+// The entries that match no case of this run, judged only where the run covered their whole scope:
+//   - every matrix file (*.yaml, *.yml) of the expectation file's folder was run with all its rows
+//     (`whole_files`: the files --filter took no row from), unsharded, and not interrupted;
+//   - every opinfo row of that folder ran to its end (no row-level crash, error or not_run, whose
+//     case id is the row id: a worker that died or timed out between cases);
+//   - the entry applies on this host: its kind runs here, real or simulated as the entry says.
+// A partial run (--filter, --shard, a row that did not finish) judges nothing in that folder.
+std::vector<StaleExpectation> opinfo_stale_expectations(const std::vector<MatrixFile>& run,
+                                                        const std::set<std::string>& whole_files,
+                                                        const std::vector<CaseResult>& results, const RunContext& ctx,
+                                                        bool interrupted);
+
+// "file:line: stale expectation 'match' (xfail, kind mps) matches no case of this run, which ran every
+// opinfo row of its folder: remove it (`crossdev expectations accept` drops it)".
+std::string describe_stale(const StaleExpectation& s);
+
+}  // namespace crossdev::conformance

@@ -1,9 +1,10 @@
-// Per row of Tk keys, read in place through its strides (cpu::RowReader), in a per-task opmath
+// Per row of Tk keys, read in place through its strides (cpu::RowReader), with a per-task opmath
 // row buffer that stays in L1/L2 for typical Tk (4 KiB at Tk = 1024 floats):
-//   forward   pass 1: logits = scale * scores into the buffer, masked keys blended to -inf,
-//             running max;
-//             pass 2: e = exp(logits - max) in place and its sum; pass 3: store e / sum.
-//             Scores are read once and the output written once.
+//   forward   pass 1: running max of the logits (scale * scores, masked keys blended to -inf);
+//             pass 2: e = exp(logit - max) into the buffer and its sum (the logits recomputed
+//             from the row, in L1); pass 3: store e / sum. A row of at most 4 whole vectors keeps
+//             e in registers instead of the buffer (softmax_short_row).
+//             Scores are read from memory once and the output written once.
 //   backward  y recomputed the same way (zeros where masked, so fully masked rows get zero
 //             gradients); dot = sum(g y); grad_scores = scale y (g - dot).
 // exp is at::vec's exp_u20, the one ATen's own softmax kernel uses (vec::Vectorized, Sleef-based
@@ -15,6 +16,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "ops/cpu/dispatch.h"
@@ -26,51 +28,103 @@
 namespace crossdev::ops::scaled_masked_softmax::CPU_CAPABILITY {
 namespace {
 
-// Writes exp(scale * row - max) into buf (zeros at masked keys) and returns 1 / sum, or 0 when
-// every key is masked (the row's result is then all zeros).
+// The logits of one row: scale * scores, -inf at masked keys (mrow null: no mask). A vector's mask
+// bytes become lane bits (one byte compare, cpu/lane_bits.h) and a blend: no branch on the
+// (unpredictable) mask. Each pass recomputes them from the row (in L1) rather than reading back a
+// buffer it has just stored.
+template <typename scalar_t>
+struct RowLogits {
+  using IO = cpu::VecIO<scalar_t>;
+  using opmath_t = typename IO::opmath_t;
+  using Vec = typename IO::Vec;
+  static constexpr opmath_t kNegInf = -std::numeric_limits<opmath_t>::infinity();
+
+  const scalar_t* row;
+  const bool* mrow;
+  opmath_t scale;
+
+  Vec vec(std::int64_t i) const {
+    const Vec v = IO::load(row + i) * Vec(scale);
+    return mrow == nullptr ? v : cpu::select_lanes<opmath_t>(cpu::nonzero_bits<Vec::size()>(mrow + i), v, kNegInf);
+  }
+  opmath_t at(std::int64_t j) const {
+    return mrow != nullptr && mrow[j] ? kNegInf : static_cast<opmath_t>(row[j]) * scale;
+  }
+  opmath_t max(std::int64_t tk) const {
+    Vec vmax(kNegInf);
+    std::int64_t i = 0;
+    for (; i + IO::kWidth <= tk; i += IO::kWidth) vmax = at::vec::maximum(vmax, vec(i));
+    opmath_t m = at::vec::vec_reduce_all<opmath_t>([](Vec a, Vec b) { return at::vec::maximum(a, b); }, vmax);
+    for (; i < tk; ++i) m = std::max(m, at(i));
+    return m;
+  }
+};
+
+// Writes exp(logit - max) into buf (zeros at masked keys) and returns 1 / sum, or 0 when every key
+// is masked (the row's result is then all zeros).
 template <typename scalar_t, typename opmath_t = typename cpu::VecIO<scalar_t>::opmath_t>
-opmath_t exp_row(const scalar_t* row, const bool* mrow, std::int64_t tk, opmath_t scale, opmath_t* buf) {
+opmath_t exp_row(const RowLogits<scalar_t>& logits, std::int64_t tk, opmath_t* buf) {
   using IO = cpu::VecIO<scalar_t>;
   using Vec = typename IO::Vec;
-  const opmath_t neg_inf = -std::numeric_limits<opmath_t>::infinity();
-  Vec vmax(neg_inf);
-  std::int64_t i = 0;
-  if (mrow == nullptr) {
-    for (; i + IO::kWidth <= tk; i += IO::kWidth) {
-      const Vec v = IO::load(row + i) * Vec(scale);
-      v.store(buf + i);
-      vmax = at::vec::maximum(vmax, v);
-    }
-    for (std::int64_t j = i; j < tk; ++j) buf[j] = static_cast<opmath_t>(row[j]) * scale;  // tail: max below
-  } else {
-    // The mask bytes as lane bits (one byte compare, cpu/lane_bits.h), then a blend: no branch
-    // on the (unpredictable) mask.
-    for (; i + IO::kWidth <= tk; i += IO::kWidth) {
-      const Vec v = cpu::select_lanes<opmath_t>(cpu::nonzero_bits<Vec::size()>(mrow + i), IO::load(row + i) * Vec(scale), neg_inf);
-      v.store(buf + i);
-      vmax = at::vec::maximum(vmax, v);
-    }
-    for (std::int64_t j = i; j < tk; ++j) buf[j] = mrow[j] ? neg_inf : static_cast<opmath_t>(row[j]) * scale;  // tail: max below
-  }
-  opmath_t max = at::vec::vec_reduce_all<opmath_t>([](Vec a, Vec b) { return at::vec::maximum(a, b); }, vmax);
-  for (; i < tk; ++i) max = std::max(max, buf[i]);
-  if (max == neg_inf) {  // every key masked (or every logit -inf)
+  const opmath_t max = logits.max(tk);
+  if (max == RowLogits<scalar_t>::kNegInf) {  // every key masked (or every logit -inf)
     std::fill(buf, buf + tk, opmath_t(0));
     return opmath_t(0);
   }
   Vec acc(opmath_t(0));
-  i = 0;
-  for (; i + Vec::size() <= tk; i += Vec::size()) {
-    const Vec e = (Vec::loadu(buf + i) - Vec(max)).exp_u20();
+  std::int64_t i = 0;
+  for (; i + IO::kWidth <= tk; i += IO::kWidth) {
+    const Vec e = (logits.vec(i) - Vec(max)).exp_u20();
     e.store(buf + i);
     acc = acc + e;
   }
   opmath_t sum = cpu::reduce_add<opmath_t>(acc);
   for (; i < tk; ++i) {
-    buf[i] = std::exp(buf[i] - max);
+    buf[i] = std::exp(logits.at(i) - max);
     sum += buf[i];
   }
   return opmath_t(1) / sum;
+}
+
+// Rows of at most kShortRowVectors whole vectors (the per-call figure's Tk = 16 is one): the
+// exponentials stay in registers between the passes, where a buffer written and read back at once
+// cost more than the arithmetic. The same operations in the same order as exp_row followed by the
+// forward's scaling loop, so both paths give the same bits.
+constexpr std::int64_t kShortRowVectors = 4;
+
+template <int Vectors, typename scalar_t>
+void softmax_short_row(const RowLogits<scalar_t>& logits, scalar_t* dst) {
+  using IO = cpu::VecIO<scalar_t>;
+  using opmath_t = typename IO::opmath_t;
+  using Vec = typename IO::Vec;
+  Vec e[Vectors];
+  Vec vmax(RowLogits<scalar_t>::kNegInf);
+  for (int k = 0; k < Vectors; ++k) {
+    e[k] = logits.vec(k * IO::kWidth);
+    vmax = at::vec::maximum(vmax, e[k]);
+  }
+  const opmath_t max = at::vec::vec_reduce_all<opmath_t>([](Vec a, Vec b) { return at::vec::maximum(a, b); }, vmax);
+  if (max == RowLogits<scalar_t>::kNegInf) {
+    for (int k = 0; k < Vectors; ++k) IO::store(dst + k * IO::kWidth, Vec(opmath_t(0)));
+    return;
+  }
+  Vec acc(opmath_t(0));
+  for (int k = 0; k < Vectors; ++k) {
+    e[k] = (e[k] - Vec(max)).exp_u20();
+    acc = acc + e[k];
+  }
+  const opmath_t inv = opmath_t(1) / cpu::reduce_add<opmath_t>(acc);
+  for (int k = 0; k < Vectors; ++k) IO::store(dst + k * IO::kWidth, e[k] * Vec(inv));
+}
+
+template <typename scalar_t>
+void softmax_short_row(const RowLogits<scalar_t>& logits, std::int64_t vectors, scalar_t* dst) {
+  switch (vectors) {
+    case 1: return softmax_short_row<1>(logits, dst);
+    case 2: return softmax_short_row<2>(logits, dst);
+    case 3: return softmax_short_row<3>(logits, dst);
+    default: return softmax_short_row<4>(logits, dst);
+  }
 }
 
 struct Rows {
@@ -78,10 +132,17 @@ struct Rows {
   at::Tensor mask;  // expanded to the scores' shape, or undefined
   std::int64_t tk = 0;
   std::int64_t rows = 0;
+
+  std::optional<cpu::RowReader<bool>> mask_reader() const {
+    if (!mask.defined()) return std::nullopt;
+    return cpu::RowReader<bool>(mask);
+  }
 };
 
 Rows rows_of(const OpCall& call) {
-  Rows r{call.tensor("scores"), call.tensor("mask")};
+  Rows r;
+  r.scores = call.tensor("scores");
+  r.mask = call.tensor("mask");
   if (r.mask.defined()) r.mask = r.mask.expand(r.scores.sizes());
   r.tk = r.scores.size(-1);
   r.rows = r.tk == 0 ? 0 : r.scores.numel() / r.tk;
@@ -99,19 +160,24 @@ at::Tensor forward(const OpCall& call) {
     using opmath_t = typename IO::opmath_t;
     using Vec = typename IO::Vec;
     const cpu::RowReader<scalar_t> sr(in.scores);
-    const std::optional<cpu::RowReader<bool>> mr =
-        in.mask.defined() ? std::optional<cpu::RowReader<bool>>(in.mask) : std::nullopt;
+    const std::optional<cpu::RowReader<bool>> mr = in.mask_reader();
     scalar_t* op = out.mutable_data_ptr<scalar_t>();
     const std::int64_t tk = in.tk;
+    const bool short_rows = tk % IO::kWidth == 0 && tk / IO::kWidth <= kShortRowVectors;
     cpu::parallel_row_ranges(in.rows, tk, [&](std::int64_t begin, std::int64_t end) {
-      std::vector<opmath_t> buffer(static_cast<std::size_t>(tk));
+      std::vector<opmath_t> buffer(short_rows ? 0 : static_cast<std::size_t>(tk));
       std::vector<scalar_t> scratch = cpu::scratch_for<scalar_t>(tk, !sr.rows_contiguous());
       std::vector<char> mask_scratch(mr && !mr->rows_contiguous() ? static_cast<std::size_t>(tk) : 0);
       opmath_t* buf = buffer.data();
       for (std::int64_t r = begin; r < end; ++r) {
         const bool* mrow = mr ? mr->row(r, reinterpret_cast<bool*>(mask_scratch.data())) : nullptr;
-        const opmath_t inv = exp_row(sr.row(r, scratch.data()), mrow, tk, static_cast<opmath_t>(scale), buf);
+        const RowLogits<scalar_t> logits{sr.row(r, scratch.data()), mrow, static_cast<opmath_t>(scale)};
         scalar_t* dst = op + r * tk;
+        if (short_rows) {
+          softmax_short_row(logits, tk / IO::kWidth, dst);
+          continue;
+        }
+        const opmath_t inv = exp_row(logits, tk, buf);
         std::int64_t i = 0;
         for (; i + IO::kWidth <= tk; i += IO::kWidth) IO::store(dst + i, Vec::loadu(buf + i) * Vec(inv));
         for (; i < tk; ++i) dst[i] = static_cast<scalar_t>(buf[i] * inv);
@@ -132,8 +198,7 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
     using opmath_t = typename IO::opmath_t;
     using Vec = typename IO::Vec;
     const cpu::RowReader<scalar_t> sr(in.scores), gr(grad_out);
-    const std::optional<cpu::RowReader<bool>> mr =
-        in.mask.defined() ? std::optional<cpu::RowReader<bool>>(in.mask) : std::nullopt;
+    const std::optional<cpu::RowReader<bool>> mr = in.mask_reader();
     scalar_t* op = grad.mutable_data_ptr<scalar_t>();
     const std::int64_t tk = in.tk;
     const opmath_t scale_v = static_cast<opmath_t>(scale);
@@ -145,7 +210,7 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
       opmath_t* buf = buffer.data();
       for (std::int64_t r = begin; r < end; ++r) {
         const bool* mrow = mr ? mr->row(r, reinterpret_cast<bool*>(mask_scratch.data())) : nullptr;
-        const opmath_t inv = exp_row(sr.row(r, scratch.data()), mrow, tk, scale_v, buf);
+        const opmath_t inv = exp_row(RowLogits<scalar_t>{sr.row(r, scratch.data()), mrow, scale_v}, tk, buf);
         const scalar_t* g = gr.row(r, g_scratch.data());
         // y = e * inv in place; dot = sum(g y)
         Vec acc(opmath_t(0));

@@ -92,13 +92,16 @@ def test_a_kernel_label_is_recorded_once_per_op_dtype_check_and_form(monkeypatch
 
 
 def test_op_db_samples_are_seeded_as_before_without_the_stack_walk(monkeypatch):
-    """op_db's TrackedInputIter seeds every sample from extract_test_fn(): the same draws with the walk skipped."""
+    """op_db's TrackedInputIter seeds every sample from extract_test_fn(), and OpInfo.sample_inputs asks it
+    (opinfo.core's own name for it) for the test's sample skips: the same draws with the walk skipped."""
     from torch.testing._internal import common_utils
 
     def draws():
         return [float(x) for x in common_utils.TrackedInputIter((torch.rand(()) for _ in range(3)), "sample input")]
     walked = draws()
-    monkeypatch.setattr(common_utils, "extract_test_fn", common_utils.extract_test_fn)  # restored after the test
+    from torch.testing._internal.opinfo import core
+    for module in (common_utils, core):  # restored after the test
+        monkeypatch.setattr(module, "extract_test_fn", module.extract_test_fn)
     seeding.skip_test_fn_lookup()
-    assert common_utils.extract_test_fn() is None
+    assert common_utils.extract_test_fn() is None and core.extract_test_fn() is None, "both names replaced"
     assert draws() == walked

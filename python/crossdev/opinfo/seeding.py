@@ -59,10 +59,16 @@ def skip_test_fn_lookup() -> None:
     """op_db's sample iterators (common_utils.TrackedInputIter) seed each sample from the running
     unittest test's name, found by extract_test_fn walking the stack; with none (a crossdev worker
     never runs inside a unittest.TestCase) it returns None and they seed with common_utils.SEED. Here it
-    returns None without the walk: the same seeds. Call it only in a process that runs no unittest test."""
+    returns None without the walk: the same seeds. OpInfo.sample_inputs also asks it (opinfo.core imports
+    it by name) for the test's sample_skips_and_xfails: None there too. The walk is dearest in a
+    `python -m` process, whose frames inspect.getmodule cannot map from its cache: each one scans every
+    module (thousands once op_db is imported). Call it only in a process that runs no unittest test."""
     from torch.testing._internal import common_utils
+    from torch.testing._internal.opinfo import core
 
-    common_utils.extract_test_fn = lambda: None
+    def no_test_fn():
+        return None
+    common_utils.extract_test_fn = core.extract_test_fn = no_test_fn
 
 
 def fast_op_db_sampling() -> None:

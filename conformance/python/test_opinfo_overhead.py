@@ -5,6 +5,7 @@ checked for keeping the meaning it replaces. Fast: in-process, no op_db import.
     (crossdev.opinfo.op_names), keyed by the torch install;
   - torch.manual_seed without the lazy seeding of runtimes that cannot start (crossdev.opinfo.seeding);
   - a case's kernel label recorded once per op, dtype, check and form (crossdev.opinfo.kernel_source)."""
+import inspect
 import json
 import sys
 import traceback
@@ -98,10 +99,14 @@ def test_op_db_samples_are_seeded_as_before_without_the_stack_walk(monkeypatch):
 
     def draws():
         return [float(x) for x in common_utils.TrackedInputIter((torch.rand(()) for _ in range(3)), "sample input")]
-    walked = draws()
+    walked = draws()  # with the walk (no unittest test here: common_utils.SEED)
     from torch.testing._internal.opinfo import core
     for module in (common_utils, core):  # restored after the test
         monkeypatch.setattr(module, "extract_test_fn", module.extract_test_fn)
     seeding.skip_test_fn_lookup()
-    assert common_utils.extract_test_fn() is None and core.extract_test_fn() is None, "both names replaced"
+
+    walks = []  # (extract_test_fn swallows any exception: count the walks instead)
+    monkeypatch.setattr(inspect, "stack", lambda *args, **kwargs: walks.append(1) or [])
+    assert common_utils.extract_test_fn() is None and core.extract_test_fn() is None
     assert draws() == walked
+    assert not walks, "a name of extract_test_fn still walks the stack"

@@ -3,9 +3,9 @@ checked for keeping the meaning it replaces. Fast: in-process, no op_db import.
 
   - the engine's check reads op_db's names from a cache that every op_db-importing worker writes
     (crossdev.opinfo.op_names), keyed by the torch install;
-  - torch.manual_seed without the lazy seeding of runtimes that cannot start (crossdev.opinfo.seeding);
+  - torch.manual_seed without the lazy seeding of runtimes that cannot start (crossdev.opinfo.seeding;
+    its op_db sample seed without the stack walk: test_opinfo_worker.py, which imports op_db anyway);
   - a case's kernel label recorded once per op, dtype, check and form (crossdev.opinfo.kernel_source)."""
-import inspect
 import json
 import sys
 import traceback
@@ -91,22 +91,3 @@ def test_a_kernel_label_is_recorded_once_per_op_dtype_check_and_form(monkeypatch
     assert kernel_source.for_case(Op, None, "sim:0", "forward", "inplace", "float32") != first
     assert len(calls) == 4
 
-
-def test_op_db_samples_are_seeded_as_before_without_the_stack_walk(monkeypatch):
-    """op_db's TrackedInputIter seeds every sample from extract_test_fn(), and OpInfo.sample_inputs asks it
-    (opinfo.core's own name for it) for the test's sample skips: the same draws with the walk skipped."""
-    from torch.testing._internal import common_utils
-
-    def draws():
-        return [float(x) for x in common_utils.TrackedInputIter((torch.rand(()) for _ in range(3)), "sample input")]
-    walked = draws()  # with the walk (no unittest test here: common_utils.SEED)
-    from torch.testing._internal.opinfo import core
-    for module in (common_utils, core):  # restored after the test
-        monkeypatch.setattr(module, "extract_test_fn", module.extract_test_fn)
-    seeding.skip_test_fn_lookup()
-
-    walks = []  # (extract_test_fn swallows any exception: count the walks instead)
-    monkeypatch.setattr(inspect, "stack", lambda *args, **kwargs: walks.append(1) or [])
-    assert common_utils.extract_test_fn() is None and core.extract_test_fn() is None
-    assert draws() == walked
-    assert not walks, "a name of extract_test_fn still walks the stack"

@@ -178,3 +178,28 @@ def test_shards_split_the_ops_disjointly_and_together_plan_every_case(op_db):
     owner = {name: i for i, shard in enumerate(shards) for name, _ in shard}
     assert all(owner[name] == i for i, shard in enumerate(shards) for name, _ in shard), "an op's cases stay together"
     assert ids(plan(op_db, row, (2, 3))) == shards[1], "stable: the same split every time"
+
+
+def test_op_db_samples_are_seeded_as_before_without_the_stack_walk(op_db, monkeypatch):
+    """op_db's TrackedInputIter seeds every sample from extract_test_fn(), and OpInfo.sample_inputs asks it
+    (opinfo.core's own name for it) for the test's sample skips: the same draws with the walk skipped."""
+    import inspect
+
+    import torch
+    from torch.testing._internal import common_utils
+
+    from crossdev.opinfo import seeding
+
+    def draws():
+        return [float(x) for x in common_utils.TrackedInputIter((torch.rand(()) for _ in range(3)), "sample input")]
+    walked = draws()  # with the walk (no unittest test here: common_utils.SEED)
+    from torch.testing._internal.opinfo import core
+    for module in (common_utils, core):  # restored after the test
+        monkeypatch.setattr(module, "extract_test_fn", module.extract_test_fn)
+    seeding.skip_test_fn_lookup()
+
+    walks = []  # (extract_test_fn swallows any exception: count the walks instead)
+    monkeypatch.setattr(inspect, "stack", lambda *args, **kwargs: walks.append(1) or [])
+    assert common_utils.extract_test_fn() is None and core.extract_test_fn() is None
+    assert draws() == walked
+    assert not walks, "a name of extract_test_fn still walks the stack"

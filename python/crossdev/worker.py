@@ -70,11 +70,11 @@ class Protocol:
         self.line(encode_case(case))
 
 
+_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\x1f": "\\u", "\x1e": "\\v"})
+
+
 def _escape(text: str) -> str:
-    out = []
-    for ch in str(text):
-        out.append({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\x1f": "\\u", "\x1e": "\\v"}.get(ch, ch))
-    return "".join(out)
+    return str(text).translate(_ESCAPES)
 
 
 def encode_case(case: dict) -> str:

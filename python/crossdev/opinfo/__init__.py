@@ -2,6 +2,9 @@
 against the CPU in the same dtype (docs/opinfo.md). Run by the engine through `crossdev.worker`.
 
   selection.py      which OpInfos a row's glob selects; bad names with the nearest matches
+  op_names.py       op_db's names cached per torch install: the engine's check without importing op_db
+  seeding.py        seeds without torch.manual_seed's lazy seeding of runtimes that cannot start
+  kernel_source.py  which kernel a case ran on sim (composite, CPU fallback, sim's own), once per op
   tolerances.py     crossdev's per-dtype table, then op_db's toleranceOverride for the device type
   open_contract.py  outputs whose values the contract leaves open, and random ops: metadata only
   expectations.py   skip entries of matrices/expectations/opinfo/<kind>.yaml, applied before a case runs

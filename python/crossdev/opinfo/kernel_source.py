@@ -137,12 +137,23 @@ def device_run(op, sample, device, check, call, to_device):
     return run
 
 
-def for_case(op, sample, device, check, variant) -> dict:
+_LABELS = {}  # (op name, variant_test_name, dtype name, check, form) -> details: the same on every simulated kind (one PrivateUse1 table)
+
+
+def for_case(op, sample, device, check, variant, dtype_name) -> dict:
     """describe() for one case's first compared sample; {} when it cannot be told (the labelling never
-    changes a case's verdict)."""
+    changes a case's verdict). Once per op, dtype, check and form in a process: the simulated kinds share
+    sim's dispatcher entries and op_db's seeded samples, so a second kind would record the same ops."""
+    form = "function" if variant == "out" else variant  # out= reaches the same kernels as the function
+    key = (op.name, op.variant_test_name, dtype_name, check, form)
+    if key not in _LABELS:
+        _LABELS[key] = _record(op, sample, device, check, form)
+    return dict(_LABELS[key])
+
+
+def _record(op, sample, device, check, form) -> dict:
     from . import samples
 
-    form = "function" if variant == "out" else variant  # out= reaches the same kernels as the function
     try:
         return describe(device_run(op, sample, device, check,
                                    lambda o, s: samples._call(o, s, form),

@@ -32,7 +32,8 @@ class Kept:
 
 @dataclass
 class Outcome:
-    """One sample's comparison: `mismatch` is "" when every tensor agrees; `kept` is set when it is not."""
+    """One sample's comparison: `mismatch` is "" when every tensor agrees; `kept` is set when it is not.
+    `shapes`: the sample's input shapes where the runner records them (the CPU-capability axis)."""
     mismatch: str = ""
     max_abs: float = 0.0
     max_rel: float = 0.0
@@ -150,7 +151,7 @@ def backward_sides(expected, actual, golden_sample, device_sample):
 def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, variant: str = "function") -> Outcome:
     """`variant` (function, inplace, out: samples.variant_missing says when the OpInfo lacks it) is
     run on both sides: the golden is the same form on the CPU."""
-    out = Outcome(shapes=shapes_of(sample))
+    out = Outcome()  # shapes: the caller names a failing sample's (shapes_of)
     try:
         template = _call(op, sample) if variant == "out" else None
         expected = _call(op, sample, variant, template, "cpu")

@@ -26,18 +26,22 @@ def _globs(pattern) -> list:
     return [pattern] if isinstance(pattern, str) else list(pattern)
 
 
+def _name(op_or_name) -> str:
+    return op_or_name if isinstance(op_or_name, str) else full_name(op_or_name)
+
+
 def select(op_db, pattern, exclude=()) -> list:
-    """The OpInfos whose full name matches `pattern` (a glob, or a list of globs: any) and none of
-    `exclude`, in op_db's order."""
+    """The OpInfos (or full names, given names: op_names.cached()) whose full name matches `pattern`
+    (a glob, or a list of globs: any) and none of `exclude`, in op_db's order."""
     globs = _globs(pattern)
     return [op for op in op_db
-            if any(fnmatch.fnmatchcase(full_name(op), g) for g in globs)
-            and not any(fnmatch.fnmatchcase(full_name(op), ex) for ex in exclude)]
+            if any(fnmatch.fnmatchcase(_name(op), g) for g in globs)
+            and not any(fnmatch.fnmatchcase(_name(op), ex) for ex in exclude)]
 
 
 def selection_problem(op_db, pattern, exclude=()) -> str | None:
     """Why `pattern` (a glob, or a list of globs, each of which must select) is bad input, or None.
-    A plain name torch lacks gets the nearest matches."""
+    A plain name torch lacks gets the nearest matches. `op_db`: the OpInfos, or their full names."""
     if isinstance(pattern, list) and pattern and all(isinstance(g, str) for g in pattern):
         problems = [p for p in (selection_problem(op_db, g, exclude) for g in pattern) if p]
         return "; ".join(problems) or None
@@ -45,7 +49,7 @@ def selection_problem(op_db, pattern, exclude=()) -> str | None:
         return "expected a glob over OpInfo names (e.g. 'add', 'nn.functional.*', '*')"
     if select(op_db, pattern, exclude):
         return None
-    names = sorted({full_name(op) for op in op_db})
+    names = sorted({_name(op) for op in op_db})
     if not any(c in pattern for c in GLOB_CHARS):
         near = difflib.get_close_matches(pattern, names, n=5, cutoff=0.6)
         hint = f"; nearest: {', '.join(near)}" if near else ""

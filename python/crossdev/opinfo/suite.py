@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 import zlib
 
-from . import (compile_variant, cpu_capability, cross_machine, expectations, kernel_source, open_contract,
+from . import (compile_variant, cpu_capability, cross_machine, expectations, kernel_source, op_names, open_contract,
                row_tolerance, samples, seeding, selection)
 from .float64_diagnostic import Diagnostic
 from .tolerances import tolerance_for
@@ -26,10 +26,12 @@ def _dtype(name):
 
 def _op_db_or_fatal(out):
     try:
-        return selection.load_op_db()
+        op_db = selection.load_op_db()
     except ImportError as e:
         out.fatal(str(e))
         return None
+    op_names.store([selection.full_name(op) for op in op_db])  # the next check need not import op_db
+    return op_db
 
 
 def check(request, out) -> None:
@@ -41,11 +43,11 @@ def check(request, out) -> None:
         out.bad(i, key, message)
     if capability_problems:  # bad input already: no need to import op_db (seconds) to say so
         return
-    op_db = _op_db_or_fatal(out)
-    if op_db is None:
+    names = op_names.cached() or _op_db_or_fatal(out)  # the names only: op_db when they are not cached
+    if names is None:
         return
     for i, row in enumerate(request["rows"]):
-        problem = selection.selection_problem(op_db, row.get("opinfo"), row.get("exclude", []))
+        problem = selection.selection_problem(names, row.get("opinfo"), row.get("exclude", []))
         if problem:
             out.bad(i, "opinfo", problem)
         for key, valid in (("dtypes", DTYPE_NAMES), ("checks", CHECKS), ("variants", VARIANTS)):
@@ -151,13 +153,13 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
         for key in ("max_abs", "max_rel", "max_ulp"):
             setattr(worst, key, max(getattr(worst, key), getattr(o, key)))
         if o.mismatch:
-            failing.append(f"sample {index} shapes {o.shapes}: {o.mismatch}{float64.sample(sample, o)}")
+            failing.append(f"sample {index} shapes {samples.shapes_of(sample)}: {o.mismatch}{float64.sample(sample, o)}")
     case["metrics"] = {"samples": compared, "failing_samples": len(failing), "max_abs": worst.max_abs,
                        "max_rel": worst.max_rel, "max_ulp": worst.max_ulp}
     if golden_raised:
         case["details"]["golden_raised"] = f"{golden_raised} sample(s) raised on the CPU and were not compared"
     if first is not None and execution == "simulated":
-        case["details"].update(kernel_source.for_case(op, first, device, check, variant))
+        case["details"].update(kernel_source.for_case(op, first, device, check, variant, dtype_name))
     if compared == 0:
         case.update(status="skip", execution="not_run", message="no sample ran on the CPU golden")
         return case
@@ -195,6 +197,7 @@ def run(request, out) -> None:
     if cases is None:
         return
     out.plan(len(cases))
+    seeding.fast_op_db_sampling()  # the same seeds, without torch's and op_db's per-sample costs
     if cpu_capability.KEY in request["row"]:
         cpu_capability.run_row(request, out, cases, SEED, lambda runner, i: _run_one(cases, i, request, out, runner))
         return

@@ -31,6 +31,19 @@ def test_the_names_cache_round_trips_and_another_torch_install_is_a_miss(tmp_pat
     assert op_names.cached() is None
 
 
+def test_a_package_op_db_imported_that_is_gone_now_is_a_miss(tmp_path, monkeypatch):
+    """The names were stored while expecttest (say) was importable; uninstalled since, the cache must
+    not answer, so the check imports op_db and exits 2 naming the missing package, as without a cache."""
+    monkeypatch.setenv("CROSSDEV_CACHE_DIR", str(tmp_path))
+    op_names.store(["add"])
+    doc = json.loads((tmp_path / op_names.FILE).read_text())
+    assert "numpy" in doc["packages"], "torch imports numpy in this process: it is recorded"
+    assert op_names.cached() == ["add"]
+    doc["packages"].append("crossdev_no_such_package_xyz")
+    (tmp_path / op_names.FILE).write_text(json.dumps(doc))
+    assert op_names.cached() is None
+
+
 def test_an_unwritable_cache_is_left_alone(tmp_path, monkeypatch):
     (tmp_path / "file").write_text("")
     monkeypatch.setenv("CROSSDEV_CACHE_DIR", str(tmp_path / "file" / "below"))

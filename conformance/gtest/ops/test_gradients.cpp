@@ -82,5 +82,42 @@ TEST_P(FusedBackward, MatchesFallbackBackward) {
 
 INSTANTIATE_TEST_SUITE_P(AllOps, FusedBackward, ::testing::ValuesIn(all_cases(/*include_large=*/false)), case_name);
 
+// modulate's and layer_norm_modulate's column sums (grad_shift, grad_scale) are added 16 rows at a
+// time into each thread's partial (cpu::BlockedColumnSums): here each thread's rows span several
+// blocks (400 rows: more than 16 per thread up to 24 threads), for one destination ([1, D]: every
+// row's) and for one per batch ([B, D], 200 rows each), which the shape sets above (at most 24
+// rows, 12 per thread on two threads) never reach.
+class FusedBackwardManyRows : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FusedBackwardManyRows, ColumnSumsMatchFallback) {
+  const OpSpec* op = find_op(GetParam());
+  for (const std::int64_t param_rows : {std::int64_t{1}, std::int64_t{2}}) {
+    for (at::ScalarType dtype : {at::kFloat, at::kDouble}) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + ", shift/scale rows " + std::to_string(param_rows));
+      OpCall call;
+      const auto input = [&](const char* name, at::IntArrayRef sizes, double scale) {
+        return portable_random::uniform_tensor(portable_random::stream_key({"grad_many_rows", name}, 3), sizes, -scale, scale)
+            .to(dtype);
+      };
+      call.tensors["x"] = input("x", {2, 200, 24}, 2.0);
+      call.tensors["shift"] = input("shift", {param_rows, 24}, 1.0);
+      call.tensors["scale"] = input("scale", {param_rows, 24}, 0.5);
+      if (GetParam() == "layer_norm_modulate") call.scalars["eps"] = 1e-5;
+      auto [fused_out, fused_leaves] = forward_with_leaves(*op, Impl::Fused, call);
+      auto [ref_out, ref_leaves] = forward_with_leaves(*op, Impl::Fallback, call);
+      const at::Tensor weight = portable_like(ref_out, "weight");
+      fused_out.backward(weight);
+      ref_out.backward(weight);
+      for (const char* name : {"x", "shift", "scale"}) {
+        SCOPED_TRACE(name);
+        EXPECT_EQ(close_mismatch(fused_leaves.at(name).grad(), ref_leaves.at(name).grad(), default_tolerance(dtype)), "");
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(RowKernels, FusedBackwardManyRows, ::testing::Values("modulate", "layer_norm_modulate"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
 }  // namespace
 }  // namespace crossdev::ops::testing

@@ -1,18 +1,22 @@
 // Per row (b, t) of D, read in place through its strides (cpu::RowReader), in opmath:
 //   forward   a mean pass, a centered sum-of-squares pass (two-pass for stability), and one
 //             output pass that normalizes and modulates with row b of shift/scale (row 0 when
-//             they are [1, D]);
+//             they are [1, D]); the statistics of four rows are computed before their outputs;
 //   backward  with n = (x - mean) rstd and gn = g (1 + scale[b]):
 //             grad_x = rstd (gn - mean(gn) - n mean(gn n)); grad_shift[b] = sum_t g,
-//             grad_scale[b] = sum_t g n (per-thread column sums, cpu::rows_with_partials).
+//             grad_scale[b] = sum_t g n (per-thread column sums, cpu::rows_with_partials, blocked
+//             in opmath: cpu::BlockedColumnSums).
 // Compiled once per instruction set (CPU_CAPABILITY, ops/cpu/dispatch.h).
 #include <ATen/Dispatch.h>
 #include <ATen/Functions.h>
 
+#include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
+#include "ops/cpu/column_sums.h"
 #include "ops/cpu/dispatch.h"
 #include "ops/output.h"
 #include "ops/cpu/rows.h"
@@ -21,11 +25,36 @@
 namespace crossdev::ops::layer_norm_modulate::CPU_CAPABILITY {
 namespace {
 
+// Sum of map(v[i]) over a row in opmath, with four vector accumulators: with one, the row is a
+// chain of d / kWidth dependent adds (cpu::row_sum), the latency bound of the statistics passes.
+template <typename scalar_t, typename Map>
+typename cpu::VecIO<scalar_t>::opmath_t row_sum_unrolled(const scalar_t* v, std::int64_t n, const Map& map) {
+  using IO = cpu::VecIO<scalar_t>;
+  using opmath_t = typename IO::opmath_t;
+  using Vec = typename IO::Vec;
+  constexpr std::int64_t w = IO::kWidth;
+  Vec acc0(opmath_t(0)), acc1(opmath_t(0)), acc2(opmath_t(0)), acc3(opmath_t(0));
+  std::int64_t i = 0;
+  for (; i + 4 * w <= n; i += 4 * w) {
+    acc0 = acc0 + map(IO::load(v + i));
+    acc1 = acc1 + map(IO::load(v + i + w));
+    acc2 = acc2 + map(IO::load(v + i + 2 * w));
+    acc3 = acc3 + map(IO::load(v + i + 3 * w));
+  }
+  for (; i + w <= n; i += w) acc0 = acc0 + map(IO::load(v + i));
+  opmath_t total = cpu::reduce_add<opmath_t>((acc0 + acc1) + (acc2 + acc3));
+  for (; i < n; ++i) total += map(static_cast<opmath_t>(v[i]));
+  return total;
+}
+
+// Rows whose statistics the forward computes together before their output passes.
+constexpr std::int64_t kStatsRows = 4;
+
 // (mean, rstd) of one row.
 template <typename scalar_t, typename opmath_t = typename cpu::VecIO<scalar_t>::opmath_t>
-std::pair<opmath_t, opmath_t> row_stats(const scalar_t* row, std::int64_t d, double eps) {
-  const opmath_t mean = cpu::row_sum(row, d, [](const auto& v) { return v; }) / static_cast<opmath_t>(d);
-  const opmath_t sum_sq = cpu::row_sum(row, d, [mean](const auto& v) {
+C10_ALWAYS_INLINE std::pair<opmath_t, opmath_t> row_stats(const scalar_t* row, std::int64_t d, double eps) {
+  const opmath_t mean = row_sum_unrolled(row, d, [](const auto& v) { return v; }) / static_cast<opmath_t>(d);
+  const opmath_t sum_sq = row_sum_unrolled(row, d, [mean](const auto& v) {
     using V = std::decay_t<decltype(v)>;  // Vectorized<opmath> or opmath
     const V c = v - V(mean);
     return c * c;
@@ -54,24 +83,37 @@ at::Tensor forward(const OpCall& call) {
     const scalar_t* scale_p = scale.const_data_ptr<scalar_t>();
     scalar_t* op = out.mutable_data_ptr<scalar_t>();
     cpu::parallel_row_ranges(rows, d, [&](std::int64_t begin, std::int64_t end) {
-      std::vector<scalar_t> scratch = cpu::scratch_for<scalar_t>(d, !xr.rows_contiguous());
-      for (std::int64_t r = begin; r < end; ++r) {
-        const std::int64_t b = r / t_steps;
-        const scalar_t* row = xr.row(r, scratch.data());
-        const scalar_t* sh = shift_p + b * shift_batch_stride;
-        const scalar_t* sc = scale_p + b * scale_batch_stride;
-        scalar_t* dst = op + r * d;
-        const auto [mean, rstd] = row_stats(row, d, eps);
-        const Vec one(opmath_t(1));
-        std::int64_t i = 0;
-        for (; i + IO::kWidth <= d; i += IO::kWidth) {
-          const Vec normed = (IO::load(row + i) - Vec(mean)) * Vec(rstd);
-          IO::store(dst + i, at::vec::fmadd(normed, one + IO::load(sc + i), IO::load(sh + i)));
+      // The statistics of kStatsRows rows first, then their output passes: the rows' reduction,
+      // sqrt and division chains are independent and overlap, where one row at a time would wait
+      // on each (short rows: the per-call figure at D = 64).
+      std::vector<scalar_t> scratch = cpu::scratch_for<scalar_t>(kStatsRows * d, !xr.rows_contiguous());
+      const Vec one(opmath_t(1));
+      for (std::int64_t first = begin; first < end; first += kStatsRows) {
+        const std::int64_t count = std::min(kStatsRows, end - first);
+        const scalar_t* group_rows[kStatsRows];
+        opmath_t means[kStatsRows], rstds[kStatsRows];
+        for (std::int64_t k = 0; k < count; ++k) {
+          group_rows[k] = xr.row(first + k, scratch.data() + (scratch.empty() ? 0 : k * d));
+          std::tie(means[k], rstds[k]) = row_stats(group_rows[k], d, eps);
         }
-        for (; i < d; ++i) {
-          const opmath_t normed = (static_cast<opmath_t>(row[i]) - mean) * rstd;
-          dst[i] = static_cast<scalar_t>(normed * (opmath_t(1) + static_cast<opmath_t>(sc[i])) +
-                                         static_cast<opmath_t>(sh[i]));
+        for (std::int64_t k = 0; k < count; ++k) {
+          const std::int64_t r = first + k;
+          const std::int64_t b = r / t_steps;
+          const scalar_t* row = group_rows[k];
+          const scalar_t* sh = shift_p + b * shift_batch_stride;
+          const scalar_t* sc = scale_p + b * scale_batch_stride;
+          scalar_t* dst = op + r * d;
+          const opmath_t mean = means[k], rstd = rstds[k];
+          std::int64_t i = 0;
+          for (; i + IO::kWidth <= d; i += IO::kWidth) {
+            const Vec normed = (IO::load(row + i) - Vec(mean)) * Vec(rstd);
+            IO::store(dst + i, at::vec::fmadd(normed, one + IO::load(sc + i), IO::load(sh + i)));
+          }
+          for (; i < d; ++i) {
+            const opmath_t normed = (static_cast<opmath_t>(row[i]) - mean) * rstd;
+            dst[i] = static_cast<scalar_t>(normed * (opmath_t(1) + static_cast<opmath_t>(sc[i])) +
+                                           static_cast<opmath_t>(sh[i]));
+          }
         }
       }
     });
@@ -89,7 +131,9 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
   const std::int64_t d = x.size(2);
   const std::int64_t rows = x.size(0) * t_steps;
   const double eps = call.scalar("eps", 1e-6);
-  at::Tensor sums = at::empty({(shift_rows + scale_rows) * d}, x.options().dtype(at::kDouble)  /* cpu::column_acc_t */);
+  const at::TensorOptions grad_options = x.options().memory_format(at::MemoryFormat::Contiguous);
+  at::Tensor grad_shift = at::empty({shift_rows, d}, grad_options);
+  at::Tensor grad_scale = at::empty({scale_rows, d}, grad_options);
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "layer_norm_modulate_backward_cpu", [&] {
     using IO = cpu::VecIO<scalar_t>;
@@ -104,14 +148,16 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
         rows, (shift_rows + scale_rows) * d, [&](std::int64_t begin, std::int64_t end, acc_t* partial) {
           std::vector<scalar_t> xs = cpu::scratch_for<scalar_t>(d, !xr.rows_contiguous());
           std::vector<scalar_t> gs = cpu::scratch_for<scalar_t>(d, !gr.rows_contiguous());
+          cpu::BlockedColumnSums<opmath_t, acc_t, 2> blocks(d);  // [sum g | sum g n] of the current rows
           const Vec one(opmath_t(1));
           for (std::int64_t r = begin; r < end; ++r) {
             const std::int64_t b = r / t_steps;
             const scalar_t* row = xr.row(r, xs.data());
             const scalar_t* g = gr.row(r, gs.data());
             const scalar_t* sc = scale_p + (scale_rows == 1 ? 0 : b) * d;
-            acc_t* sum_g = partial + (shift_rows == 1 ? 0 : b) * d;
-            acc_t* sum_gn = partial + (shift_rows + (scale_rows == 1 ? 0 : b)) * d;
+            opmath_t* sum_g = blocks.row({partial + (shift_rows == 1 ? 0 : b) * d,
+                                        partial + (shift_rows + (scale_rows == 1 ? 0 : b)) * d});
+            opmath_t* sum_gn = sum_g + d;
             scalar_t* dst = gxp + r * d;
             const auto [mean, rstd] = row_stats(row, d, eps);
             // mean(gn) and mean(gn n); the parameter sums on the same pass.
@@ -123,8 +169,8 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
               const Vec gn = gv * (one + IO::load(sc + i));
               acc_gn = acc_gn + gn;
               acc_gnn = at::vec::fmadd(gn, n, acc_gnn);
-              cpu::accumulate(sum_g, gv, i);
-              cpu::accumulate(sum_gn, gv * n, i);
+              cpu::add_to(sum_g, gv, i);
+              cpu::add_to(sum_gn, gv * n, i);
             }
             opmath_t s_gn = cpu::reduce_add<opmath_t>(acc_gn), s_gnn = cpu::reduce_add<opmath_t>(acc_gnn);
             for (; i < d; ++i) {
@@ -149,11 +195,12 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
               dst[i] = static_cast<scalar_t>(rstd * (gn - m_gn - n * m_gnn));
             }
           }
+          blocks.flush();
         });
-    std::copy(total.begin(), total.end(), sums.mutable_data_ptr<acc_t>());
+    cpu::store_column_sums(total.data(), grad_shift.mutable_data_ptr<scalar_t>(), shift_rows * d);
+    cpu::store_column_sums(total.data() + shift_rows * d, grad_scale.mutable_data_ptr<scalar_t>(), scale_rows * d);
   });
-  return {grad_x, sums.narrow(0, 0, shift_rows * d).view({shift_rows, d}).to(x.scalar_type()),
-          sums.narrow(0, shift_rows * d, scale_rows * d).view({scale_rows, d}).to(x.scalar_type())};
+  return {grad_x, grad_shift, grad_scale};
 }
 
 }  // namespace

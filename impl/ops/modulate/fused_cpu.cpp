@@ -2,11 +2,13 @@
 // pointers; any other layout goes through TensorIterator, which broadcasts shift/scale viewed as
 // [B|1, 1, D] along T, so the innermost loop is D contiguous elements of x, shift and scale.
 // Backward, per row (b, t) of D: grad_x = g (1 + scale[b]) in one pass that also adds g and g x
-// into per-thread column sums for grad_shift[b] and grad_scale[b] (row 0 when they are [1, D]).
+// into per-thread column sums for grad_shift[b] and grad_scale[b] (row 0 when they are [1, D]),
+// blocked in opmath (cpu::BlockedColumnSums, column_sums.h).
 // Compiled once per instruction set (CPU_CAPABILITY, ops/cpu/dispatch.h).
 #include <ATen/Dispatch.h>
 #include <ATen/Functions.h>
 
+#include "ops/cpu/column_sums.h"
 #include "ops/cpu/dispatch.h"
 #include "ops/output.h"
 #include "ops/cpu/elementwise.h"
@@ -91,7 +93,9 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
   const std::int64_t rows = x.size(0) * t_steps;
   const std::int64_t shift_rows = shift_in.size(0);
   const std::int64_t scale_rows = scale.size(0);
-  at::Tensor sums = at::empty({(shift_rows + scale_rows) * d}, x.options().dtype(at::kDouble)  /* cpu::column_acc_t */);
+  const at::TensorOptions grad_options = x.options().memory_format(at::MemoryFormat::Contiguous);
+  at::Tensor grad_shift = at::empty({shift_rows, d}, grad_options);
+  at::Tensor grad_scale = at::empty({scale_rows, d}, grad_options);
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "modulate_backward_cpu", [&] {
     using IO = cpu::VecIO<scalar_t>;
@@ -105,20 +109,22 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
         rows, (shift_rows + scale_rows) * d, [&](std::int64_t begin, std::int64_t end, acc_t* partial) {
           std::vector<scalar_t> xs = cpu::scratch_for<scalar_t>(d, !xr.rows_contiguous());
           std::vector<scalar_t> gs = cpu::scratch_for<scalar_t>(d, !gr.rows_contiguous());
+          cpu::BlockedColumnSums<opmath_t, acc_t, 2> blocks(d);  // [sum g | sum g x] of the current rows
           for (std::int64_t r = begin; r < end; ++r) {
             const std::int64_t b = r / t_steps;
             const scalar_t* xrow = xr.row(r, xs.data());
             const scalar_t* g = gr.row(r, gs.data());
             const scalar_t* sc = scale_p + (scale_rows == 1 ? 0 : b) * d;
-            acc_t* sum_g = partial + (shift_rows == 1 ? 0 : b) * d;
-            acc_t* sum_gx = partial + (shift_rows + (scale_rows == 1 ? 0 : b)) * d;
+            opmath_t* sum_g = blocks.row({partial + (shift_rows == 1 ? 0 : b) * d,
+                                        partial + (shift_rows + (scale_rows == 1 ? 0 : b)) * d});
+            opmath_t* sum_gx = sum_g + d;
             scalar_t* dst = gxp + r * d;
             std::int64_t i = 0;
             for (; i + IO::kWidth <= d; i += IO::kWidth) {
               const Vec gv = IO::load(g + i);
               IO::store(dst + i, gv * (Vec(opmath_t(1)) + IO::load(sc + i)));
-              cpu::accumulate(sum_g, gv, i);
-              cpu::accumulate(sum_gx, gv * IO::load(xrow + i), i);
+              cpu::add_to(sum_g, gv, i);
+              cpu::add_to(sum_gx, gv * IO::load(xrow + i), i);
             }
             for (; i < d; ++i) {
               const opmath_t gv = static_cast<opmath_t>(g[i]);
@@ -127,11 +133,12 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
               sum_gx[i] += gv * static_cast<opmath_t>(xrow[i]);
             }
           }
+          blocks.flush();
         });
-    std::copy(total.begin(), total.end(), sums.mutable_data_ptr<acc_t>());
+    cpu::store_column_sums(total.data(), grad_shift.mutable_data_ptr<scalar_t>(), shift_rows * d);
+    cpu::store_column_sums(total.data() + shift_rows * d, grad_scale.mutable_data_ptr<scalar_t>(), scale_rows * d);
   });
-  return {grad_x, sums.narrow(0, 0, shift_rows * d).view({shift_rows, d}).to(x.scalar_type()),
-          sums.narrow(0, shift_rows * d, scale_rows * d).view({scale_rows, d}).to(x.scalar_type())};
+  return {grad_x, grad_shift, grad_scale};
 }
 
 }  // namespace

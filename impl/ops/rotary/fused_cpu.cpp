@@ -39,32 +39,48 @@ at::Tensor rotate(const at::Tensor& input, const at::Tensor& cos_in, const at::T
     scalar_t* op = out.mutable_data_ptr<scalar_t>();
     // forward: lo' = lo*c_lo - hi*s_lo, hi' = hi*c_hi + lo*s_hi; transpose flips the signs and
     // swaps which half of sin multiplies.
-    const opmath_t sign = transpose ? opmath_t(1) : opmath_t(-1);
+    const opmath_t sign_value = transpose ? opmath_t(1) : opmath_t(-1);
     cpu::parallel_row_ranges(rows, dh, [&](std::int64_t begin, std::int64_t end) {
-      std::vector<scalar_t> scratch = cpu::scratch_for<scalar_t>(dh, !xr.rows_contiguous());
+      // Locals, not the captured references: a store through dst may alias a captured float
+      // (the sign), which the compiler would then reload on every row.
+      const opmath_t sign = sign_value;
+      const Vec sign_v(sign);
+      const std::int64_t n_heads = heads, n_steps = t_steps, half_dh = half, row_dh = dh, stride = table_stride;
+      const scalar_t* const cos_p = cp;
+      const scalar_t* const sin_p = sp;
+      scalar_t* const out_p = op;
+      const bool backward = transpose;
+      // Contiguous x (the usual case): row r lies at x + r Dh; otherwise RowReader gathers it.
+      const scalar_t* const x_p = xr.rows_contiguous() && x.is_contiguous() ? x.const_data_ptr<scalar_t>() : nullptr;
+      std::vector<scalar_t> scratch = cpu::scratch_for<scalar_t>(row_dh, !xr.rows_contiguous());
+      // Row r is (b, t, h) = (r / (T H), r / H % T, r % H): t is stepped, not divided, per row.
+      std::int64_t h = begin % n_heads, t = begin / n_heads % n_steps;
       for (std::int64_t r = begin; r < end; ++r) {
-        const std::int64_t t = (r / heads) % t_steps;
-        const scalar_t* row = xr.row(r, scratch.data());
-        const scalar_t* c = cp + t * table_stride;
-        const scalar_t* s = sp + t * table_stride;
-        scalar_t* dst = op + r * dh;
+        const scalar_t* row = x_p != nullptr ? x_p + r * row_dh : xr.row(r, scratch.data());
+        const scalar_t* c = cos_p + t * stride;
+        const scalar_t* s = sin_p + t * stride;
+        scalar_t* dst = out_p + r * row_dh;
         // Sine factor applied to the partner element: forward uses s at the destination index,
         // backward uses s at the partner's index.
-        const scalar_t* s_for_lo = transpose ? s + half : s;
-        const scalar_t* s_for_hi = transpose ? s : s + half;
+        const scalar_t* s_for_lo = backward ? s + half_dh : s;
+        const scalar_t* s_for_hi = backward ? s : s + half_dh;
         std::int64_t i = 0;
-        for (; i + IO::kWidth <= half; i += IO::kWidth) {
+        for (; i + IO::kWidth <= half_dh; i += IO::kWidth) {
           const Vec lo = IO::load(row + i);
-          const Vec hi = IO::load(row + half + i);
-          IO::store(dst + i, lo * IO::load(c + i) + Vec(sign) * hi * IO::load(s_for_lo + i));
-          IO::store(dst + half + i, hi * IO::load(c + half + i) - Vec(sign) * lo * IO::load(s_for_hi + i));
+          const Vec hi = IO::load(row + half_dh + i);
+          IO::store(dst + i, at::vec::fmadd(sign_v * hi, IO::load(s_for_lo + i), lo * IO::load(c + i)));
+          IO::store(dst + half_dh + i, at::vec::fnmadd(sign_v * lo, IO::load(s_for_hi + i), hi * IO::load(c + half_dh + i)));
         }
-        for (; i < half; ++i) {
+        for (; i < half_dh; ++i) {
           const opmath_t lo = static_cast<opmath_t>(row[i]);
-          const opmath_t hi = static_cast<opmath_t>(row[half + i]);
+          const opmath_t hi = static_cast<opmath_t>(row[half_dh + i]);
           dst[i] = static_cast<scalar_t>(lo * static_cast<opmath_t>(c[i]) + sign * hi * static_cast<opmath_t>(s_for_lo[i]));
-          dst[half + i] =
-              static_cast<scalar_t>(hi * static_cast<opmath_t>(c[half + i]) - sign * lo * static_cast<opmath_t>(s_for_hi[i]));
+          dst[half_dh + i] = static_cast<scalar_t>(hi * static_cast<opmath_t>(c[half_dh + i]) -
+                                                   sign * lo * static_cast<opmath_t>(s_for_hi[i]));
+        }
+        if (++h == n_heads) {
+          h = 0;
+          if (++t == n_steps) t = 0;
         }
       }
     });

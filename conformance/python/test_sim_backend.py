@@ -65,6 +65,22 @@ def test_sparse_layouts_live_on_sim_and_their_ops_run_the_cpus_sparse_kernels(si
     assert torch.equal(out.cpu().to_dense(), torch.sparse.sampled_addmm(dense.to_sparse_csr(), dense, dense).to_dense())
 
 
+def test_a_sparse_kernel_that_reads_requires_grad_sees_it_on_the_host_copy(sim):
+    """ATen's _sparse_mm_reduce_impl computes arg_out (what amax's backward indexes) only for an input
+    that requires grad: the sparse delegate's CPU copies keep the flag, so the backward on sim gives the
+    CPU's gradient (without it, it read an empty arg_out and segfaulted)."""
+    a = torch.tensor([[0.0, 1.5, 0.5], [-2.0, 0.0, 3.0], [0.0, 0.0, 1.0]]).to_sparse_csr()
+    b = torch.tensor([[1.0, -1.0], [2.0, 0.5], [-3.0, 4.0]])
+
+    def grad_of_other(device):
+        other = b.to(device).requires_grad_()
+        out = torch.sparse.mm(a.to(device), other, "amax")
+        (grad,) = torch.autograd.grad(out, other, torch.ones_like(out))
+        return out.detach().cpu(), grad.cpu()
+
+    assert all(torch.equal(s, c) for s, c in zip(grad_of_other("sim"), grad_of_other("cpu")))
+
+
 def test_mixing_sim_and_cpu_raises_the_same_device_error(sim):
     with pytest.raises(RuntimeError) as err:
         torch.ones(2, 2, device="sim") + torch.ones(2, 2)

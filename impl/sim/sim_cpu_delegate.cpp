@@ -108,10 +108,15 @@ void sim_sparse_delegate_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack
   const std::size_t base = stack->size() - args.size();
   std::optional<c10::Device> device;
   std::vector<c10::IValue> originals(stack->begin() + static_cast<std::ptrdiff_t>(base), stack->end());
+  // The CPU copy keeps requires_grad: some of ATen's sparse CPU kernels read it below autograd, e.g.
+  // _sparse_mm_reduce_impl computes arg_out (what amax/amin's backward indexes) only for an input that
+  // requires grad, so without the flag the backward read an empty arg_out and segfaulted.
   auto to_cpu = [&](const at::Tensor& t) {
     if (!t.defined() || !t.is_privateuseone()) return t;
     device = t.device();
-    return t.cpu();
+    at::Tensor moved = t.cpu();
+    if (t.requires_grad() && !moved.requires_grad()) moved.set_requires_grad(true);
+    return moved;
   };
   for (std::size_t i = 0; i < args.size(); ++i) {
     c10::IValue& v = (*stack)[base + i];

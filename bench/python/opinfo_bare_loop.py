@@ -3,6 +3,9 @@
 as the `opinfo` suite's sweep row, run with torch alone (CPU golden, the same call on the simulated
 device, torch.testing.assert_close, and for backward torch.autograd.grad on both sides), without the
 harness (no worker protocol, records, tolerance lookup, expectations or per-case bookkeeping).
+It samples op_db as the harness's worker does (crossdev.opinfo.seeding.fast_op_db_sampling: no stack
+walk per sample, no lazy seeds queued for runtimes that cannot start; the same seeds), so that the
+ratio measures the harness, not op_db's test-only costs that a loop written from scratch would pay.
 
 usage: opinfo_bare_loop.py --kind cuda [--max-samples 16] [--opinfo GLOB]
 Prints one JSON line: {"cases": n, "samples": n, "raised": n}. Exit 0."""
@@ -51,8 +54,9 @@ def main(argv=None) -> int:
     p.add_argument("--opinfo", default="*")
     args = p.parse_args(argv)
     import crossdev
-    from crossdev.opinfo import selection
+    from crossdev.opinfo import seeding, selection
     crossdev.sim.register()
+    seeding.fast_op_db_sampling()
     device = crossdev.sim.device_for(args.kind)["device"]
     op_db = selection.load_op_db()
     cases = samples = raised = 0

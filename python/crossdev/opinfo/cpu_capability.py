@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-from . import open_contract, samples
+from . import open_contract
 from .tolerances import tolerance_for
 
 KEY = "cpu_capabilities"
@@ -82,6 +82,7 @@ def _picklable(fn):
 
 def _job(op, name, dtype_name, check, variant, max_samples, seed):
     """One case's samples, serialised: inputs, and what both sides must share (grad_outputs, out= templates)."""
+    from . import samples  # imports torch: the row check (row_check.py) must not
     import torch
     from torch.utils._pytree import tree_flatten, tree_map
 
@@ -166,6 +167,7 @@ class Runner:
         self.procs, self.why_not = {}, {}
 
     def _prepare(self):
+        from . import samples  # imports torch: the row check (row_check.py) must not
         import torch
         self.scratch = tempfile.mkdtemp(prefix="crossdev_cpu_capability_")
         jobs, self.jobs = [], {}
@@ -216,6 +218,7 @@ class Runner:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
     def run_case(self, op, name, kind, dtype_name, check, variant, case) -> dict:
+        from . import samples  # imports torch: the row check (row_check.py) must not
         import torch
         cap = kind.split("@", 1)[1]
         details = case["details"]
@@ -244,6 +247,7 @@ class Runner:
         return self._compare(op, name, dtype_name, index, golden, actual, case, getattr(torch, dtype_name))
 
     def _compare(self, op, name, dtype_name, index, golden, actual, case, dtype):
+        from . import samples  # imports torch: the row check (row_check.py) must not
         tol = tolerance_for(op, "cpu", dtype)
         metadata_only = open_contract.metadata_only_reason(op, name)
         case["details"].update(tolerance=f"rtol={tol.rtol:g}, atol={tol.atol:g}", tolerance_source=tol.source)

@@ -26,7 +26,6 @@ import shutil
 import sys
 
 from . import cpu_capability, open_contract, row_tolerance
-from .samples import variant_missing
 from .tolerances import tolerance_for
 from crossdev.report.machine_outputs import SCHEMA, VERSION, sha256_of
 
@@ -126,6 +125,7 @@ class Runner:
 
     def _prepare(self):
         import torch
+        from . import samples  # imports torch: the row check (row_check.py) must not
         path = samples_path(self.export, self.row["id"])
         self.outputs_dir = os.path.join(self.export, _safe(self.row["id"]))
         if self.start == 0:  # a fresh run (a resumed one, after a crash, keeps what the first worker wrote)
@@ -138,7 +138,7 @@ class Runner:
                 jobs = {}
                 for op, name, _, dtype_name, check, variant in self.cases:
                     key = job_key(name, dtype_name, check, variant)
-                    if key not in jobs and not variant_missing(op, variant, check):
+                    if key not in jobs and not samples.variant_missing(op, variant, check):
                         jobs[key] = cpu_capability._job(op, name, dtype_name, check, variant,
                                                         self.row.get("max_samples", 16), self.seed)
                 torch.save({"schema": SAMPLES_SCHEMA, "row": self.row["id"], "torch": torch.__version__,

@@ -1,61 +1,24 @@
-"""The worker's side of `suite: opinfo` rows (docs/opinfo.md): `check` validates rows against the
-installed torch's op_db; `run` turns one row into its cases, one per op x device x dtype x check,
-in a fixed order (the engine resumes after a crash by index)."""
+"""The worker's side of `suite: opinfo` rows (docs/opinfo.md): `run` turns one row into its cases, one
+per op x device x dtype x check, in a fixed order (the engine resumes after a crash by index); `check`
+(row_check.py, torch-free) validates rows against the installed torch's op_db."""
 from __future__ import annotations
 
 import time
 import zlib
 
-from . import (compile_variant, cpu_capability, cross_machine, expectations, kernel_source, op_names, open_contract,
+from . import (compile_variant, cpu_capability, cross_machine, expectations, kernel_source, open_contract,
                row_tolerance, samples, seeding, selection)
 from .float64_diagnostic import Diagnostic
+from .row_check import CHECKS, DTYPE_NAMES, VARIANTS, _op_db_or_fatal, check  # noqa: F401 (check: the worker's)
 from .tolerances import tolerance_for
 from crossdev.worker_devices import device_for
 
-CHECKS = ("forward", "backward")
-VARIANTS = ("function", "inplace", "out", "compile")  # the OpInfo's forms; compile: torch.compile vs eager
-DTYPE_NAMES = ("float32", "float16", "bfloat16", "float64", "complex64", "complex128",
-               "int8", "int16", "int32", "int64", "uint8", "bool")
 SEED = 0
 
 
 def _dtype(name):
     import torch
     return getattr(torch, name)
-
-
-def _op_db_or_fatal(out):
-    try:
-        op_db = selection.load_op_db()
-    except ImportError as e:
-        out.fatal(str(e))
-        return None
-    op_names.store([selection.full_name(op) for op in op_db])  # the next check need not import op_db
-    return op_db
-
-
-def check(request, out) -> None:
-    capability_problems = [(i, key, message) for i, row in enumerate(request["rows"])
-                           for key, message in cpu_capability.row_problems(row) + cross_machine.row_problems(row)]
-    capability_problems += [(i, cross_machine.KEY, problem) for i, row in enumerate(request["rows"])
-                            for problem in [cross_machine.replay_problem(row)] if problem]
-    for i, key, message in capability_problems:
-        out.bad(i, key, message)
-    if capability_problems:  # bad input already: no need to import op_db (seconds) to say so
-        return
-    names = op_names.cached() or _op_db_or_fatal(out)  # the names only: op_db when they are not cached
-    if names is None:
-        return
-    for i, row in enumerate(request["rows"]):
-        problem = selection.selection_problem(names, row.get("opinfo"), row.get("exclude", []))
-        if problem:
-            out.bad(i, "opinfo", problem)
-        for key, valid in (("dtypes", DTYPE_NAMES), ("checks", CHECKS), ("variants", VARIANTS)):
-            for value in row.get(key, []):
-                if value not in valid:
-                    out.bad(i, key, f"unknown {key[:-1]} '{value}'; expected one of {', '.join(valid)}")
-        for problem in row_tolerance.problems(row, DTYPE_NAMES):
-            out.bad(i, "tolerance", problem)
 
 
 def case_id(row, name, kind, dtype_name, check, variant="function") -> str:

@@ -50,7 +50,8 @@ def loaded_packages() -> list:
     """The top-level third-party packages this process has imported (op_db's test dependencies among them)."""
     stdlib = set(sys.stdlib_module_names) | set(sys.builtin_module_names)
     tops = {name.partition(".")[0] for name in list(sys.modules)}
-    return sorted(t for t in tops if t and not t.startswith("_") and t not in stdlib and t not in ("torch", "crossdev"))
+    candidates = sorted(t for t in tops if t and not t.startswith("_") and t not in stdlib and t not in ("torch", "crossdev"))
+    return [t for t in candidates if _all_findable([t])]  # not the spec-less (e.g. Cython's `cython_runtime`)
 
 
 def _all_findable(packages) -> bool:

@@ -8,12 +8,13 @@
 //   backward  y recomputed the same way (zeros where masked, so fully masked rows get zero
 //             gradients); dot = sum(g y); grad_scores = scale y (g - dot).
 // exp is at::vec's exp_u20, the one ATen's own softmax kernel uses (vec::Vectorized, Sleef-based
-// polynomial in the AVX2/AVX512 copies; libm in DEFAULT). The mask is viewed expanded to the
-// scores' shape, so its row offset follows its own (possibly zero) strides.
+// polynomial in the AVX2/AVX512 copies; libm in DEFAULT). The mask's rows follow its own
+// (possibly zero) strides against the scores' shape (MaskRows), with no expanded view.
 // Compiled once per instruction set (CPU_CAPABILITY, ops/cpu/dispatch.h).
 #include <ATen/Dispatch.h>
 #include <ATen/Functions.h>
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -127,23 +128,101 @@ void softmax_short_row(const RowLogits<scalar_t>& logits, std::int64_t vectors, 
   }
 }
 
+// The mask's rows, read against the scores' rows without an expanded view (which cost a view per
+// call) and without a division per dimension per row (which, at the per-call size's 64 rows of 16
+// keys, cost more than the softmax): the mask's sizes and strides aligned right to the scores'
+// leading dims (stride 0 where the mask broadcasts), size-1 dims dropped and adjacent dims merged
+// where one stride steps through both. A task finds its first row with one division per dim, then
+// steps an odometer (Cursor::next). More than kMaxDims dims left after merging (unusual ranks):
+// the expanded view and cpu::RowReader, as before.
+class MaskRows {
+ public:
+  static constexpr int kMaxDims = 16;
+
+  MaskRows(const at::Tensor& mask, at::IntArrayRef scores)
+      : base_(mask.const_data_ptr<bool>()),
+        length_(scores.empty() ? 1 : scores.back()),
+        inner_stride_(mask.dim() == 0 || mask.size(-1) == 1 ? 0 : mask.stride(-1)) {
+    const std::int64_t nd = static_cast<std::int64_t>(scores.size());
+    const std::int64_t lead = nd - mask.dim();  // the scores' dims the mask lacks (broadcast)
+    for (std::int64_t k = 0; k + 1 < nd; ++k) {
+      const std::int64_t size = scores[k];
+      if (size == 1) continue;
+      const std::int64_t mk = k - lead;
+      const std::int64_t stride = mk < 0 || mask.size(mk) == 1 ? 0 : mask.stride(mk);
+      if (dims_ > 0 && strides_[dims_ - 1] == stride * size) {  // the outer dim steps through this one
+        sizes_[dims_ - 1] *= size;
+        strides_[dims_ - 1] = stride;
+        continue;
+      }
+      if (dims_ == kMaxDims) {
+        reader_.emplace(expanded_ = mask.expand(scores));
+        return;
+      }
+      sizes_[dims_] = size;
+      strides_[dims_] = stride;
+      ++dims_;
+    }
+  }
+
+  bool rows_contiguous() const { return inner_stride_ == 1 || length_ <= 1; }
+
+  // Row r, r + 1, ... of one task's range, each as adjacent bools (in place or gathered into scratch).
+  class Cursor {
+   public:
+    Cursor(const MaskRows& rows, std::int64_t r) : rows_(rows), r_(r) {
+      for (int k = rows.dims_ - 1; k >= 0; --k) {
+        index_[k] = r % rows.sizes_[k];
+        offset_ += index_[k] * rows.strides_[k];
+        r /= rows.sizes_[k];
+      }
+    }
+    const bool* row(bool* scratch) const {
+      if (rows_.reader_) return rows_.reader_->row(r_, scratch);
+      const bool* p = rows_.base_ + offset_;
+      if (rows_.rows_contiguous()) return p;
+      for (std::int64_t i = 0; i < rows_.length_; ++i) scratch[i] = p[i * rows_.inner_stride_];
+      return scratch;
+    }
+    void next() {
+      ++r_;
+      for (int k = rows_.dims_ - 1; k >= 0; --k) {
+        offset_ += rows_.strides_[k];
+        if (++index_[k] < rows_.sizes_[k]) return;
+        offset_ -= index_[k] * rows_.strides_[k];
+        index_[k] = 0;
+      }
+    }
+
+   private:
+    const MaskRows& rows_;
+    std::int64_t r_;
+    std::int64_t offset_ = 0;
+    std::array<std::int64_t, kMaxDims> index_{};
+  };
+
+ private:
+  const bool* base_;
+  std::int64_t length_;
+  std::int64_t inner_stride_;
+  int dims_ = 0;
+  std::array<std::int64_t, kMaxDims> sizes_{}, strides_{};
+  at::Tensor expanded_;                          // only past kMaxDims
+  std::optional<cpu::RowReader<bool>> reader_;   // over expanded_
+};
+
 struct Rows {
   at::Tensor scores;
-  at::Tensor mask;  // expanded to the scores' shape, or undefined
+  std::optional<MaskRows> mask;  // nullopt: no mask
   std::int64_t tk = 0;
   std::int64_t rows = 0;
-
-  std::optional<cpu::RowReader<bool>> mask_reader() const {
-    if (!mask.defined()) return std::nullopt;
-    return cpu::RowReader<bool>(mask);
-  }
 };
 
 Rows rows_of(const OpCall& call) {
   Rows r;
   r.scores = call.tensor("scores");
-  r.mask = call.tensor("mask");
-  if (r.mask.defined()) r.mask = r.mask.expand(r.scores.sizes());
+  const at::Tensor& mask = call.tensor("mask");
+  if (mask.defined()) r.mask.emplace(mask, r.scores.sizes());
   r.tk = r.scores.size(-1);
   r.rows = r.tk == 0 ? 0 : r.scores.numel() / r.tk;
   return r;
@@ -160,7 +239,7 @@ at::Tensor forward(const OpCall& call) {
     using opmath_t = typename IO::opmath_t;
     using Vec = typename IO::Vec;
     const cpu::RowReader<scalar_t> sr(in.scores);
-    const std::optional<cpu::RowReader<bool>> mr = in.mask_reader();
+    const std::optional<MaskRows>& mr = in.mask;
     scalar_t* op = out.mutable_data_ptr<scalar_t>();
     const std::int64_t tk = in.tk;
     const bool short_rows = tk % IO::kWidth == 0 && tk / IO::kWidth <= kShortRowVectors;
@@ -169,8 +248,14 @@ at::Tensor forward(const OpCall& call) {
       std::vector<scalar_t> scratch = cpu::scratch_for<scalar_t>(tk, !sr.rows_contiguous());
       std::vector<char> mask_scratch(mr && !mr->rows_contiguous() ? static_cast<std::size_t>(tk) : 0);
       opmath_t* buf = buffer.data();
+      std::optional<MaskRows::Cursor> mask_row;
+      if (mr) mask_row.emplace(*mr, begin);
       for (std::int64_t r = begin; r < end; ++r) {
-        const bool* mrow = mr ? mr->row(r, reinterpret_cast<bool*>(mask_scratch.data())) : nullptr;
+        const bool* mrow = nullptr;
+        if (mask_row) {
+          if (r > begin) mask_row->next();
+          mrow = mask_row->row(reinterpret_cast<bool*>(mask_scratch.data()));
+        }
         const RowLogits<scalar_t> logits{sr.row(r, scratch.data()), mrow, static_cast<opmath_t>(scale)};
         scalar_t* dst = op + r * tk;
         if (short_rows) {
@@ -198,7 +283,7 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
     using opmath_t = typename IO::opmath_t;
     using Vec = typename IO::Vec;
     const cpu::RowReader<scalar_t> sr(in.scores), gr(grad_out);
-    const std::optional<cpu::RowReader<bool>> mr = in.mask_reader();
+    const std::optional<MaskRows>& mr = in.mask;
     scalar_t* op = grad.mutable_data_ptr<scalar_t>();
     const std::int64_t tk = in.tk;
     const opmath_t scale_v = static_cast<opmath_t>(scale);
@@ -208,8 +293,14 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
       std::vector<scalar_t> g_scratch = cpu::scratch_for<scalar_t>(tk, !gr.rows_contiguous());
       std::vector<char> mask_scratch(mr && !mr->rows_contiguous() ? static_cast<std::size_t>(tk) : 0);
       opmath_t* buf = buffer.data();
+      std::optional<MaskRows::Cursor> mask_row;
+      if (mr) mask_row.emplace(*mr, begin);
       for (std::int64_t r = begin; r < end; ++r) {
-        const bool* mrow = mr ? mr->row(r, reinterpret_cast<bool*>(mask_scratch.data())) : nullptr;
+        const bool* mrow = nullptr;
+        if (mask_row) {
+          if (r > begin) mask_row->next();
+          mrow = mask_row->row(reinterpret_cast<bool*>(mask_scratch.data()));
+        }
         const opmath_t inv = exp_row(RowLogits<scalar_t>{sr.row(r, scratch.data()), mrow, scale_v}, tk, buf);
         const scalar_t* g = gr.row(r, g_scratch.data());
         // y = e * inv in place; dot = sum(g y)

@@ -73,13 +73,12 @@ def test_an_entry_that_matches_no_case_of_a_whole_run_is_reported_stale(faulty_s
                       "device_kind": "mps"}]
 
 
-def test_an_absent_device_kind_is_not_run_with_the_reason(cli, tmp_path):
-    matrix = write_matrix(tmp_path, ROW.format(id="x", opinfo="sin", dtypes="float32", checks="forward")
-                          .replace("[mps]", "[xpu]"))
-    proc, cases, _ = run(cli, tmp_path, matrix)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    (case,) = cases.values()
-    assert case["status"] == "skip" and case["execution"] == "not_run" and "--simulate xpu" in case["message"]
+def test_an_absent_device_kind_is_not_run_with_the_reason(faulty_sim_run):
+    """t.absent names xpu, which the run (--simulate mps) does not have (it shares faulty_sim_run)."""
+    proc, cases, _ = faulty_sim_run
+    (case,) = [c for c in cases.values() if c["row_id"] == "t.absent"]
+    assert case["id"] == "t.absent/sin/xpu/float32/forward", case
+    assert case["status"] == "skip" and case["execution"] == "not_run" and "--simulate xpu" in case["message"], case
 
 
 @pytest.mark.parametrize("field, value, words", [
@@ -131,9 +130,9 @@ def test_the_pytest_plugin_collects_one_item_per_case_and_loads_its_libraries_in
 
 @pytest.fixture(scope="module")
 def faulty_sim_run(cli, tmp_path_factory, built_library):
-    """One engine run for the variant and expectation tests (each run imports op_db twice): the faults
-    library on sim (tan segfaults; tanh_ off by 1/256, functional tanh and tanh.out right), with
-    expectations/opinfo/mps.yaml next to the matrix."""
+    """One engine run for the variant, expectation and absent-kind tests (each run imports op_db twice):
+    the faults library on sim (tan segfaults; tanh_ off by 1/256, functional tanh and tanh.out right), with
+    expectations/opinfo/mps.yaml next to the matrix, and a row for xpu, which this run does not have."""
     tmp_path = tmp_path_factory.mktemp("faulty_sim")
     faults = built_library("crossdev_test_opinfo_faults")
     matrix = write_matrix(tmp_path, "\n".join([
@@ -141,6 +140,7 @@ def faulty_sim_run(cli, tmp_path_factory, built_library):
             "max_samples: 3", "max_samples: 3, variants: [function, inplace, out]"),
         ROW.format(id="x", opinfo="tan", dtypes="float32", checks="forward"),
         ROW.format(id="tan", opinfo="tan*", dtypes="float32", checks="forward"),
+        ROW.format(id="absent", opinfo="sin", dtypes="float32", checks="forward").replace("[mps]", "[xpu]"),
     ]))
     (tmp_path / "expectations" / "opinfo").mkdir(parents=True)
     (tmp_path / "expectations" / "opinfo" / "mps.yaml").write_text(textwrap.dedent("""\

@@ -81,21 +81,34 @@ def test_an_absent_device_kind_is_not_run_with_the_reason(faulty_sim_run):
     assert case["status"] == "skip" and case["execution"] == "not_run" and "--simulate xpu" in case["message"], case
 
 
-@pytest.mark.parametrize("field, value, words", [
+BAD_ROWS = [  # (field, value, words): one row each, on lines 3, 4, ... of one matrix
     ("opinfo", "nosuchop*", ["selects no OpInfo"]),
     ("opinfo", "tahn", ["no OpInfo named 'tahn'", "nearest: tan, tanh"]),
     ("dtypes", "float33", ["unknown dtype 'float33'", "float32"]),
     ("checks", "sideways", ["unknown check 'sideways'", "forward, backward"]),
-])
-def test_bad_input_exits_2_naming_file_line_and_the_valid_choices(cli, tmp_path, field, value, words):
-    fields = {"id": "bad", "opinfo": "sin", "dtypes": "float32", "checks": "forward"}
-    fields[field] = value
-    matrix = write_matrix(tmp_path, ROW.format(**fields))
-    proc, cases, _ = run(cli, tmp_path, matrix)
+]
+
+
+@pytest.fixture(scope="module")
+def bad_rows_run(cli, tmp_path_factory):
+    """One run of a matrix whose every row has one bad value: the check names each, with its file:line."""
+    tmp_path = tmp_path_factory.mktemp("bad_rows")
+    rows = []
+    for i, (field, value, _) in enumerate(BAD_ROWS):
+        fields = {"id": f"bad{i}", "opinfo": "sin", "dtypes": "float32", "checks": "forward"}
+        fields[field] = value
+        rows.append(ROW.format(**fields))
+    matrix = write_matrix(tmp_path, "\n".join(rows))
+    return matrix, *run(cli, tmp_path, matrix)
+
+
+@pytest.mark.parametrize("index", range(len(BAD_ROWS)), ids=[f"{f}-{v}" for f, v, _ in BAD_ROWS])
+def test_bad_input_exits_2_naming_file_line_and_the_valid_choices(bad_rows_run, index):
+    matrix, proc, cases, _ = bad_rows_run
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert f"{matrix}:3:" in proc.stderr, proc.stderr
-    for word in words:
-        assert word in proc.stderr, proc.stderr
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith(f"{matrix}:{3 + index}: row 't.bad{index}': ")]
+    for word in BAD_ROWS[index][2]:
+        assert word in line, proc.stderr
     assert not cases, "nothing ran"
 
 

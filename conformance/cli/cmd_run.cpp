@@ -354,8 +354,11 @@ int cmd_run(const std::vector<std::string>& argv) {
   // Write everything we were asked for, as one set, before deciding the exit code: nothing
   // computed is lost.
   const int stopped_by = stop_signal();
-  // Expectation entries this run proves stale (only where it ran every row they could match).
-  const std::vector<StaleExpectation> stale = opinfo_stale_expectations(selected, whole_files, results, ctx, stopped_by != 0);
+  // Expectation entries this run proves stale (only where it ran every row they could match); a shard's
+  // are only unmatched within its ops (stale where every shard lists them: the report folds them).
+  std::vector<StaleExpectation> stale = opinfo_unmatched_expectations(selected, whole_files, results, ctx, stopped_by != 0);
+  std::vector<StaleExpectation> shard_unmatched;
+  if (ctx.shard_count > 1) shard_unmatched.swap(stale);
   for (const StaleExpectation& s : stale) std::cout << "crossdev run: warning: " << describe_stale(s) << "\n";
   ExecutionTarget target = describe_execution_target(ctx.host, ctx.simulate_spec);
   if (ctx.shard_count > 1) target.shard = std::to_string(ctx.shard_index) + "/" + std::to_string(ctx.shard_count);
@@ -365,7 +368,7 @@ int cmd_run(const std::vector<std::string>& argv) {
     // unless a summary was handed in with --device-log.
     const std::string device_log = log_json.empty() ? manager::OpLog::global().summary_json() : log_json;
     const std::string interrupted = stopped_by == SIGINT ? "SIGINT" : stopped_by == SIGTERM ? "SIGTERM" : "";
-    BundleInput in{target, &ctx.host, files, &results, bench_json, device_log, run_id, interrupted, stale};
+    BundleInput in{target, &ctx.host, files, &results, bench_json, device_log, run_id, interrupted, stale, shard_unmatched};
     outputs.push_back({"--out", args.get("--out"), bundle_json(in)});
   }
   if (args.has("--junit")) outputs.push_back({"--junit", args.get("--junit"), junit_xml(results, target, run_id)});

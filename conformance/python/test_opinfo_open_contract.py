@@ -98,3 +98,28 @@ def test_tie_groups_are_equal_values_of_one_line_along_dim_nan_included():
     assert torch.equal(open_contract.tie_group_sums(x, grad, 0), grad)  # no ties down the columns
     assert torch.equal(open_contract.tie_group_sums(x, grad, None),  # a full reduction: the whole input
                        torch.tensor([[21.0, 2.0, 21.0], [40.0, 21.0, 40.0]]))
+
+
+def test_the_forward_of_an_op_that_picks_among_ties_accepts_any_index_of_the_chosen_value():
+    # kthvalue(X, 2) is 1.0, at 1 or 4; mode(X) is 1.0 or 3.0 by count (both twice): the CPU's value wins
+    cpu = lambda x, k, **kw: torch.kthvalue(x, k, **kw)
+    assert torch.kthvalue(X, 2).indices.item() in (1, 4)
+    other_tie = lambda x, k, **kw: torch.return_types.kthvalue((torch.tensor(1.0), torch.tensor(5 - torch.kthvalue(X, 2).indices.item())))
+    assert run(TwoSidedOp("kthvalue", cpu, other_tie), Sample(X, 2)) == ""
+    wrong_index = lambda x, k, **kw: torch.return_types.kthvalue((torch.tensor(1.0), torch.tensor(3)))  # X[3] is 2.0
+    assert "output[1]" in run(TwoSidedOp("kthvalue", cpu, wrong_index), Sample(X, 2))
+    # topk keeps the dim; median with keepdim=True too; the indices of each form are gathered along dim
+    top = lambda x, k, **kw: torch.topk(x, k, **kw)
+    assert torch.equal(torch.topk(X, 2).indices.sort().values, torch.tensor([0, 2]))
+    top_swapped = lambda x, k, **kw: torch.return_types.topk((torch.tensor([3.0, 3.0]), torch.topk(X, 2).indices.flip(0)))
+    assert run(TwoSidedOp("topk", top, top_swapped), Sample(X, 2)) == ""
+    top_wrong = lambda x, k, **kw: torch.return_types.topk((torch.tensor([3.0, 3.0]), torch.tensor([0, 3])))
+    assert "output[1]" in run(TwoSidedOp("topk", top, top_wrong), Sample(X, 2))
+    rows = torch.stack([X, X.flip(0)])
+    median = lambda x, dim, **kw: torch.median(x, dim, **kw)
+    other_median = lambda x, dim, **kw: torch.return_types.median((torch.full((2, 1), 2.0), torch.tensor([[3], [1]])))
+    assert run(TwoSidedOp("median", median, other_median), Sample(rows, 1, keepdim=True)) == ""
+    wrong_median = lambda x, dim, **kw: torch.return_types.median((torch.full((2, 1), 2.0), torch.tensor([[3], [0]])))
+    assert "output[1]" in run(TwoSidedOp("median", median, wrong_median), Sample(rows, 1, keepdim=True))
+    # an op whose index is not open (argmax is not in the table) still compares its indices as they are
+    assert open_contract.open_order_reason("argmax") is None and open_contract.open_order_reason("mode")

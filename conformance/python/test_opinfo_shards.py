@@ -1,6 +1,7 @@
 """`crossdev run --shard I/N` (docs/opinfo.md, "Sharding"): the N shards' bundles, merged with
 `crossdev merge`, give the report of one unsharded run: the same cases, and the same OpInfo heat map
-and scoreboards (one runner, not one per shard). The three runs (unsharded, 1/2, 2/2) go side by side;
+and scoreboards (one runner, not one per shard), and the same stale expectation entries (those that no
+shard matched). The three runs (unsharded, 1/2, 2/2) go side by side;
 one row, five ops, one sample each, on the CPU (no sim), --no-isolate (the Python worker isolates the
 cases; no matrix worker process to start)."""
 import json
@@ -16,11 +17,14 @@ cases:
   - {id: t.sh, source: "issue 24", intent: "test", opinfo: "[st][ia]n*", devices: [cpu], dtypes: [float32],
      max_samples: 1}
 """
-# An xfail that passes (xpass: a failing cell) and a skip: the scoreboard has more than passes.
+# An xfail that passes (xpass: a failing cell) and a skip: the scoreboard has more than passes. Each
+# matches the cases of one shard only (unmatched in the other: not stale); cos is selected by no shard
+# (stale).
 EXPECTATIONS = """\
 expectations:
-  - {match: "t.sh/tan/*", status: xfail, reason: "stale on purpose", class: numerics}
+  - {match: "t.sh/tan/*", status: xfail, reason: "passes on purpose", class: numerics}
   - {match: "t.sh/sinc/*", status: skip, reason: "skipped on purpose"}
+  - {match: "t.sh/cos/*", status: xfail, reason: "stale on purpose", class: numerics}
 """
 
 
@@ -65,8 +69,13 @@ def test_merged_shards_give_the_report_of_one_unsharded_run(tmp_path, cli):
     assert ops(tmp_path / "s1.json") == {"sin", "sinc", "sinh"} and ops(tmp_path / "s2.json") == {"tan", "tanh"}
     assert shards == whole, "the same cases, verdicts, messages and details"
     assert {c["status"] for c in whole.values()} >= {"pass", "xpass", "skip"}
-    # t.sh/tan/* matches only shard 2's cases: a shard judges no entry stale (it ran part of the ops)
-    assert all("stale_expectations" not in json.loads((tmp_path / f).read_text()) for f in ("whole.json", "s1.json", "s2.json"))
+    # A shard judges no entry stale (it ran part of the ops): it lists those none of its cases matched.
+    doc = {f: json.loads((tmp_path / f"{f}.json").read_text()) for f in ("whole", "s1", "s2")}
+    entries = lambda d, key: [e["match"] for e in d.get(key, [])]  # noqa: E731
+    assert entries(doc["whole"], "stale_expectations") == ["t.sh/cos/*"]
+    assert entries(doc["s1"], "shard_unmatched_expectations") == ["t.sh/tan/*", "t.sh/cos/*"]
+    assert entries(doc["s2"], "shard_unmatched_expectations") == ["t.sh/sinc/*", "t.sh/cos/*"]
+    assert not any("stale_expectations" in doc[f] for f in ("s1", "s2"))
 
     one, folded = collect(merge([str(tmp_path / "whole.json")])), collect(merge([str(tmp_path / "merged.json")]))
     assert [c.title for c in folded.columns] == [c.title for c in one.columns], "one runner, not one per shard"
@@ -77,4 +86,6 @@ def test_merged_shards_give_the_report_of_one_unsharded_run(tmp_path, cli):
     for name in ("whole", "merged"):
         proc = cli("report", tmp_path / f"{name}.json", "--out", tmp_path / f"report-{name}")
         assert proc.returncode == 0, proc.stderr
-    assert _section(tmp_path / "report-merged") == _section(tmp_path / "report-whole"), "the same heat map and scoreboard"
+    assert "t.sh/cos/*" in _section(tmp_path / "report-whole"), "the unsharded run's stale table"
+    assert _section(tmp_path / "report-merged") == _section(tmp_path / "report-whole"), \
+        "the same heat map, scoreboard and stale table"

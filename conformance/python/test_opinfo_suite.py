@@ -73,30 +73,42 @@ def test_an_entry_that_matches_no_case_of_a_whole_run_is_reported_stale(faulty_s
                       "device_kind": "mps"}]
 
 
-def test_an_absent_device_kind_is_not_run_with_the_reason(cli, tmp_path):
-    matrix = write_matrix(tmp_path, ROW.format(id="x", opinfo="sin", dtypes="float32", checks="forward")
-                          .replace("[mps]", "[xpu]"))
-    proc, cases, _ = run(cli, tmp_path, matrix)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    (case,) = cases.values()
-    assert case["status"] == "skip" and case["execution"] == "not_run" and "--simulate xpu" in case["message"]
+def test_an_absent_device_kind_is_not_run_with_the_reason(faulty_sim_run):
+    """t.absent names xpu, which the run (--simulate mps) does not have (it shares faulty_sim_run)."""
+    proc, cases, _ = faulty_sim_run
+    (case,) = [c for c in cases.values() if c["row_id"] == "t.absent"]
+    assert case["id"] == "t.absent/sin/xpu/float32/forward", case
+    assert case["status"] == "skip" and case["execution"] == "not_run" and "--simulate xpu" in case["message"], case
 
 
-@pytest.mark.parametrize("field, value, words", [
+BAD_ROWS = [  # (field, value, words): one row each, on lines 3, 4, ... of one matrix
     ("opinfo", "nosuchop*", ["selects no OpInfo"]),
     ("opinfo", "tahn", ["no OpInfo named 'tahn'", "nearest: tan, tanh"]),
     ("dtypes", "float33", ["unknown dtype 'float33'", "float32"]),
     ("checks", "sideways", ["unknown check 'sideways'", "forward, backward"]),
-])
-def test_bad_input_exits_2_naming_file_line_and_the_valid_choices(cli, tmp_path, field, value, words):
-    fields = {"id": "bad", "opinfo": "sin", "dtypes": "float32", "checks": "forward"}
-    fields[field] = value
-    matrix = write_matrix(tmp_path, ROW.format(**fields))
-    proc, cases, _ = run(cli, tmp_path, matrix)
+]
+
+
+@pytest.fixture(scope="module")
+def bad_rows_run(cli, tmp_path_factory):
+    """One run of a matrix whose every row has one bad value: the check names each, with its file:line."""
+    tmp_path = tmp_path_factory.mktemp("bad_rows")
+    rows = []
+    for i, (field, value, _) in enumerate(BAD_ROWS):
+        fields = {"id": f"bad{i}", "opinfo": "sin", "dtypes": "float32", "checks": "forward"}
+        fields[field] = value
+        rows.append(ROW.format(**fields))
+    matrix = write_matrix(tmp_path, "\n".join(rows))
+    return matrix, *run(cli, tmp_path, matrix)
+
+
+@pytest.mark.parametrize("index", range(len(BAD_ROWS)), ids=[f"{f}-{v}" for f, v, _ in BAD_ROWS])
+def test_bad_input_exits_2_naming_file_line_and_the_valid_choices(bad_rows_run, index):
+    matrix, proc, cases, _ = bad_rows_run
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert f"{matrix}:3:" in proc.stderr, proc.stderr
-    for word in words:
-        assert word in proc.stderr, proc.stderr
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith(f"{matrix}:{3 + index}: row 't.bad{index}': ")]
+    for word in BAD_ROWS[index][2]:
+        assert word in line, proc.stderr
     assert not cases, "nothing ran"
 
 
@@ -131,9 +143,9 @@ def test_the_pytest_plugin_collects_one_item_per_case_and_loads_its_libraries_in
 
 @pytest.fixture(scope="module")
 def faulty_sim_run(cli, tmp_path_factory, built_library):
-    """One engine run for the variant and expectation tests (each run imports op_db twice): the faults
-    library on sim (tan segfaults; tanh_ off by 1/256, functional tanh and tanh.out right), with
-    expectations/opinfo/mps.yaml next to the matrix."""
+    """One engine run for the variant, expectation and absent-kind tests (each run imports op_db twice):
+    the faults library on sim (tan segfaults; tanh_ off by 1/256, functional tanh and tanh.out right), with
+    expectations/opinfo/mps.yaml next to the matrix, and a row for xpu, which this run does not have."""
     tmp_path = tmp_path_factory.mktemp("faulty_sim")
     faults = built_library("crossdev_test_opinfo_faults")
     matrix = write_matrix(tmp_path, "\n".join([
@@ -141,6 +153,7 @@ def faulty_sim_run(cli, tmp_path_factory, built_library):
             "max_samples: 3", "max_samples: 3, variants: [function, inplace, out]"),
         ROW.format(id="x", opinfo="tan", dtypes="float32", checks="forward"),
         ROW.format(id="tan", opinfo="tan*", dtypes="float32", checks="forward"),
+        ROW.format(id="absent", opinfo="sin", dtypes="float32", checks="forward").replace("[mps]", "[xpu]"),
     ]))
     (tmp_path / "expectations" / "opinfo").mkdir(parents=True)
     (tmp_path / "expectations" / "opinfo" / "mps.yaml").write_text(textwrap.dedent("""\

@@ -96,14 +96,17 @@ std::string bundle_json(const BundleInput& in) {
   w.key("matrices").begin_array();
   for (const auto& m : in.matrices) w.value(m);
   w.end_array();
-  if (!in.stale_expectations.empty()) {
-    w.key("stale_expectations").begin_array();
-    for (const auto& s : in.stale_expectations) {
+  const auto write_entries = [&w](const char* key, const std::vector<StaleExpectation>& entries) {
+    if (entries.empty()) return;
+    w.key(key).begin_array();
+    for (const auto& s : entries) {
       w.begin_object().field("where", s.where).field("match", s.match).field("status", s.status);
       w.field("reason", s.reason).field("device_kind", s.device_kind).end_object();
     }
     w.end_array();
-  }
+  };
+  write_entries("stale_expectations", in.stale_expectations);
+  write_entries("shard_unmatched_expectations", in.shard_unmatched_expectations);
 
   const std::vector<CaseResult> none;
   const auto& cases = in.cases ? *in.cases : none;

@@ -37,6 +37,8 @@ struct BundleInput {
   std::string run_id;                  // shared with the JUnit file of the same run; "" for none
   std::string interrupted;             // "SIGINT"/"SIGTERM" when the run was stopped early; "" otherwise
   std::vector<StaleExpectation> stale_expectations;  // written when not empty
+  // A shard's entries that match none of its cases (--shard I/N: stale where all N shards list them).
+  std::vector<StaleExpectation> shard_unmatched_expectations;  // written when not empty
 };
 
 std::string bundle_json(const BundleInput& input);

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "device/device_kind.h"
 #include "runner/case_codec.h"
@@ -44,15 +46,15 @@ void check_python_rows(const std::string& request, const std::vector<const Row*>
   PythonWorker worker(request);
   std::string line;
   bool done = false;
+  std::vector<std::pair<SourceLocation, std::string>> bad;  // (where, message), in the worker's order
   while (worker.next_line(&line, 600) == PythonWorker::Read::Line) {
     if (line.rfind("BAD ", 0) == 0) {
       const std::size_t tab1 = line.find('\t'), tab2 = line.find('\t', tab1 + 1);
       const std::size_t index = std::strtoul(line.c_str() + 4, nullptr, 10);
       if (tab1 == std::string::npos || tab2 == std::string::npos || index >= rows.size()) continue;
       const Row& row = *rows[index];
-      worker.finish(true);
-      throw YamlError(row.where(unescape_field(line.substr(tab1 + 1, tab2 - tab1 - 1))),
-                      "row '" + row.id() + "': " + unescape_field(line.substr(tab2 + 1)));
+      bad.emplace_back(row.where(unescape_field(line.substr(tab1 + 1, tab2 - tab1 - 1))),
+                       "row '" + row.id() + "': " + unescape_field(line.substr(tab2 + 1)));
     }
     if (line.rfind("FATAL ", 0) == 0) {
       worker.finish(true);
@@ -61,6 +63,11 @@ void check_python_rows(const std::string& request, const std::vector<const Row*>
     if (line == "DONE") done = true;
   }
   const std::string ended = worker.finish(!done);
+  if (!bad.empty()) {  // every bad value of every row, one "file:line: ..." line each
+    std::string rest;
+    for (std::size_t i = 1; i < bad.size(); ++i) rest += "\n" + bad[i].first.str() + ": " + bad[i].second;
+    throw YamlError(bad.front().first, bad.front().second + rest);
+  }
   if (!done) throw std::runtime_error("checking the rows: " + (ended.empty() ? "the python worker stopped" : ended));
 }
 

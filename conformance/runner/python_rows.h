@@ -23,8 +23,8 @@ void write_worker_kinds(json::Writer& w, const Row& row, const RunContext& ctx);
 // The cases of one row from a "plan" request's ITEM records; FATAL is a YamlError at fatal_key.
 std::vector<PlannedCase> plan_python_row(const std::string& request, const Row& row, const char* fatal_key);
 
-// A "check" request over rows: the first BAD record is a YamlError at that row's key; FATAL at
-// the first row's fatal_key.
+// A "check" request over rows: the BAD records are one YamlError at the first one's row and key,
+// every other one a further "file:line: ..." line of its message; FATAL at the first row's fatal_key.
 void check_python_rows(const std::string& request, const std::vector<const Row*>& rows, const char* fatal_key);
 
 // Runs one row: request_for(start) is the "run" request resuming at case index `start`.

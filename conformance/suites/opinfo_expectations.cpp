@@ -66,12 +66,12 @@ const parity::Expectation* opinfo_expectation_for(const Row& row, const RunConte
   return cached_expectations(opinfo_expectations_path(row.file(), kind)).find(id, execution);
 }
 
-std::vector<StaleExpectation> opinfo_stale_expectations(const std::vector<MatrixFile>& run,
-                                                        const std::set<std::string>& whole_files,
-                                                        const std::vector<CaseResult>& results, const RunContext& ctx,
-                                                        bool interrupted) {
+std::vector<StaleExpectation> opinfo_unmatched_expectations(const std::vector<MatrixFile>& run,
+                                                            const std::set<std::string>& whole_files,
+                                                            const std::vector<CaseResult>& results,
+                                                            const RunContext& ctx, bool interrupted) {
   std::vector<StaleExpectation> stale;
-  if (interrupted || ctx.shard_count > 1) return stale;
+  if (interrupted) return stale;
   std::set<std::string> whole_real_paths;
   for (const auto& f : whole_files) whole_real_paths.insert(real_path(f));
   // folder -> the opinfo files run from it (in run order)

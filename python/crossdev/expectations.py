@@ -11,7 +11,8 @@ For every opinfo case of the bundles (bundle.json or a bundle set from `crossdev
     (or of an op and dtype) failed with one class, one glob entry stands for all of them;
   - an entry that now passes (its cases are `xpass`, none `xfail`) is removed;
   - an entry a bundle lists as stale (`stale_expectations`: the engine found it matches no case of a
-    run that ran every row it could match, conformance/suites/opinfo_expectations.h) is removed;
+    run that ran every row it could match, conformance/suites/opinfo_expectations.h) is removed, and so
+    is one that all N shards of a sharded run list as unmatched (crossdev.report.shards folds them);
   - every other entry is kept as written: its reason, class and execution (comments are not kept:
     the file is rewritten as YAML flow mappings, one entry a line).
 Entries never hold tolerances, so accepting can never loosen one. The engine's own rules apply to the
@@ -32,6 +33,8 @@ from pathlib import Path
 from crossdev._command import ArgumentParser, guarded
 from crossdev.report.atomic import write_text_atomically
 from crossdev.report.bundle import BundleError, load_bundles
+from crossdev.report.merge import runner_label
+from crossdev.report.shards import fold_shards
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 PROG = "crossdev expectations"
@@ -145,7 +148,7 @@ def run(argv=None) -> int:
             print(f"{PROG} accept: {e}", file=sys.stderr)
             return EXIT_BAD_INPUT
     stale = defaultdict(set)                            # file -> lines of entries a run found stale
-    for bundle in bundles:
+    for bundle in fold_shards(bundles, runner_label):  # a sharded run's stale entries: those no shard matched
         for entry in bundle.doc.get("stale_expectations") or []:
             file, _, line = entry["where"].rpartition(":")
             stale[Path(file)].add(int(line))

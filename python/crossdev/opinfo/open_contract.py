@@ -11,6 +11,8 @@
       must be the sorted values, and sorted they must be 0..n-1 on every line (a permutation);
     unique(sorted=False) (dim None): the order of the unique values. Compared sorted; the inverse is
       replaced by unique[inverse] (it must rebuild the input) and the counts follow the sort.
+    topk, kthvalue, median, nanmedian, mode (PICKING_OPS): the index picked among ties. Values compared
+      as they are; the indices replaced by input.gather(dim, indices): they must pick the CPU's values.
 - OPEN_TIES: ops that pick one element among equal ones (an unstable sort, topk, kthvalue, median, mode):
   their backward scatters each output's gradient to the index the forward picked, which the contract
   leaves open among ties. The input's gradient is compared summed over each tie group (tie_group_sums:
@@ -75,12 +77,12 @@ def _indices_form(sample, indices):
     return sample.input.detach().gather(dim, indices), indices.sort(dim).values
 
 
-def _sort_form(sample, result):
+def _sort_form(name, sample, result):
     values, indices = result
     return (values, *_indices_form(sample, indices))
 
 
-def _argsort_form(sample, result):
+def _argsort_form(name, sample, result):
     return _indices_form(sample, result)
 
 
@@ -88,7 +90,7 @@ def _unique_applies(sample) -> bool:
     return sample.kwargs.get("sorted", True) is False and sample.kwargs.get("dim") is None
 
 
-def _unique_form(sample, result):
+def _unique_form(name, sample, result):
     parts = list(result) if isinstance(result, (tuple, list)) else [result]
     unique = parts.pop(0)
     inverse = parts.pop(0) if sample.kwargs.get("return_inverse") else None
@@ -102,7 +104,29 @@ def _unique_form(sample, result):
     return tuple(form)
 
 
-# (glob over the OpInfo's full name, does this sample's call leave the order open, canonical form, reason)
+# The ops of OPEN_TIES (below) whose forward returns (values, indices): their index among ties is open.
+PICKING_OPS = ("topk", "kthvalue", "median", "nanmedian", "mode")
+
+
+def _picked_form(name, sample, result):
+    """(values, the input gathered at the indices): any index whose value is the chosen one passes, a
+    wrong one differs from the CPU's values (the CPU's own gather gives its values). The dim is
+    OPEN_TIES's; a full reduction (median(input): one value, no indices) and a 0-d input unchanged."""
+    if not isinstance(result, (tuple, list)) or len(result) != 2 or sample.input.dim() == 0:
+        return result
+    values, indices = result
+    dim = next(dim_of(sample) for glob, _, dim_of, _ in OPEN_TIES if fnmatch.fnmatchcase(name, glob))
+    x, picked_at = sample.input.detach().to("cpu"), indices.to("cpu")
+    squeezed = picked_at.dim() < x.dim()  # keepdim=False: the reduced dim is gone
+    try:
+        picked = x.gather(dim, picked_at.unsqueeze(dim) if squeezed else picked_at)
+    except (RuntimeError, IndexError):  # an index out of range: compared as it is, so it differs
+        return result
+    return values, picked.squeeze(dim) if squeezed else picked
+
+
+# (glob over the OpInfo's full name (or a tuple of them), does this sample's call leave the order open,
+# canonical form (name, sample, result), reason)
 OPEN_ORDER = (
     ("sort", _sort_applies, _sort_form,
      "an unstable sort may order equal values either way: values compared; indices checked to pick those "
@@ -113,20 +137,27 @@ OPEN_ORDER = (
     ("unique", _unique_applies, _unique_form,
      "unique(sorted=False) leaves the order of the unique values open: compared sorted; the inverse checked "
      "to rebuild the input, counts in the same order"),
+    (PICKING_OPS, lambda sample: True, _picked_form,
+     "the index picked among tied values is open: values compared; the indices replaced by the input's "
+     "values at them (input.gather(dim, indices)), which must be the CPU's values"),
 )
+
+
+def _matches(name: str, globs) -> bool:
+    return any(fnmatch.fnmatchcase(name, g) for g in ((globs,) if isinstance(globs, str) else globs))
 
 
 def open_order_reason(name: str) -> str | None:
     """Why some samples of this op are compared in a canonical order, or None."""
-    return next((reason for glob, _, _, reason in OPEN_ORDER if fnmatch.fnmatchcase(name, glob)), None)
+    return next((reason for globs, _, _, reason in OPEN_ORDER if _matches(name, globs)), None)
 
 
 def comparable(name: str, cpu_sample, device_sample, actual, expected):
     """(actual, expected) in the canonical form of OPEN_ORDER where this sample leaves the order open,
     each side's form computed from its own input; unchanged otherwise."""
-    for glob, applies, form, _ in OPEN_ORDER:
-        if fnmatch.fnmatchcase(name, glob) and applies(cpu_sample):
-            return form(device_sample, actual), form(cpu_sample, expected)
+    for globs, applies, form, _ in OPEN_ORDER:
+        if _matches(name, globs) and applies(cpu_sample):
+            return form(name, device_sample, actual), form(name, cpu_sample, expected)
     return actual, expected
 
 

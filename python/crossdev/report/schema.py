@@ -237,6 +237,9 @@ BUNDLE = Obj(
         "benchmarks": Nullable(BENCHMARKS),
         "device_log": Nullable(Obj({})),
         "stale_expectations": ListOf(STALE_EXPECTATION, "where"),
+        # A shard's entries that match none of its cases (--shard I/N; stale where all N list them,
+        # crossdev.report.shards); added within version 3 (an optional field).
+        "shard_unmatched_expectations": ListOf(STALE_EXPECTATION, "where"),
     },
 )
 

@@ -156,7 +156,7 @@ def stale_expectations(report: Report):
         return None
     return join([el("h3", "Stale expectations"),
                  el("p", "These entries match no case of a run that ran every row they could match (no --filter, "
-                         "no --shard, every row finished): remove them, or let `crossdev expectations accept` drop "
+                         "every row finished; a sharded run: no shard matched them): remove them, or let `crossdev expectations accept` drop "
                          "them.", class_="note"),
                  table(["runner", "entry", "match", "status", "reason"], rows, class_="grid")])
 

@@ -74,20 +74,30 @@ const char* delegation_reason_text(DelegationReason reason) noexcept {
   return "unknown";
 }
 
-void sim_delegate_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const auto config = current_config();
+namespace {
+
+// What both delegates do before the CPU runs the op: the profile's checks (inference mode, one device,
+// the op supported or sent to the CPU by the MPS CPU switch, with its warning) and the delegation record.
+std::shared_ptr<const SimConfig> admit_delegation(const c10::OperatorHandle& op, const torch::jit::Stack& stack) {
+  auto config = current_config();
   const EmulationProfile& p = profile(config->profile);
   const c10::FunctionSchema& schema = op.schema();
-
   check_inference_mode(p);
-  check_same_device(p, schema, *stack);
+  check_same_device(p, schema, stack);
   const bool delegated_by_switch = check_op_supported(p, *config, schema.operator_name());
   const std::string name = full_name(schema.operator_name());
   if (delegated_by_switch && p.cpu_switch_warning != nullptr) {
     TORCH_WARN_ONCE(p.cpu_switch_warning(name));
   }
   record(name, delegated_by_switch ? DelegationReason::ProfileUnsupported : DelegationReason::NoNativeSimKernel);
+  return config;
+}
 
+}  // namespace
+
+void sim_delegate_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto config = admit_delegation(op, *stack);
+  const c10::FunctionSchema& schema = op.schema();
   if (config->numerics.tf32_matmul) round_matmul_operands(schema, *stack);
   substitute_generators(schema, *stack);
   at::native::cpu_fallback(op, stack);
@@ -95,14 +105,8 @@ void sim_delegate_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack
 }
 
 void sim_sparse_delegate_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const auto config = current_config();
-  const EmulationProfile& p = profile(config->profile);
+  admit_delegation(op, *stack);
   const c10::FunctionSchema& schema = op.schema();
-  check_inference_mode(p);
-  check_same_device(p, schema, *stack);
-  const bool delegated_by_switch = check_op_supported(p, *config, schema.operator_name());
-  record(full_name(schema.operator_name()),
-         delegated_by_switch ? DelegationReason::ProfileUnsupported : DelegationReason::NoNativeSimKernel);
 
   const auto& args = schema.arguments();
   const std::size_t base = stack->size() - args.size();

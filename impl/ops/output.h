@@ -13,7 +13,8 @@
 namespace crossdev::ops {
 
 // call.out when it has exactly `sizes`, `options`' dtype and device and is contiguous; else
-// at::empty(sizes, options) in the contiguous memory format.
+// a new contiguous tensor (on the CPU at::detail::empty_cpu, as ATen's CPU kernels allocate; else
+// at::empty).
 at::Tensor output_for(const OpCall& call, at::IntArrayRef sizes, const at::TensorOptions& options);
 
 }  // namespace crossdev::ops

@@ -140,6 +140,16 @@ PyObject* call(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject
     if (!convert(caller.kinds[i], given[i], value)) return call_overload(caller, args, nargs, kwnames);
     stack.push_back(std::move(value));
   }
+  // A second C++ reference to every tensor argument, taken and dropped while this thread holds the
+  // GIL. A tensor that Python owns keeps its PyObject alive while C++ holds other references
+  // (c10's "PyObject preservation": the C++ refcount going 1 -> 2 increfs the PyObject, 2 -> 1
+  // decrefs it, and the decref takes the GIL). The kernel pops its arguments off the stack with
+  // the GIL released; without this reference each pop was the 2 -> 1 step and took the GIL back,
+  // once per tensor argument (most of the cost an extra tensor argument added to a call).
+  c10::SmallVector<at::Tensor, 16> held;
+  for (const c10::IValue& value : stack) {
+    if (value.isTensor()) held.push_back(value.toTensor());
+  }
   {
     py::gil_scoped_release no_gil;
     caller.op.callBoxed(stack);

@@ -28,14 +28,30 @@ std::string sizes_text(const at::Tensor& t) {
 
 bool sym_holds(const c10::SymBool& condition) { return condition.expect_true(__FILE__, __LINE__); }
 
-bool sym_equal(const c10::SymInt& a, const c10::SymInt& b) { return sym_holds(a.sym_eq(b)); }
+// Concrete sizes (every call outside torch.compile's symbolic tracing) are compared as integers:
+// the SymInt / SymBool operations below are out-of-line calls, several per dimension, on every
+// call of every op (the validity predicates run on each kernel call).
+bool sym_equal(const c10::SymInt& a, const c10::SymInt& b) {
+  if (!a.is_heap_allocated() && !b.is_heap_allocated()) return a.as_int_unchecked() == b.as_int_unchecked();
+  return sym_holds(a.sym_eq(b));
+}
 
-bool sym_one_or_equal(const c10::SymInt& a, const c10::SymInt& b) { return sym_holds(a.sym_eq(1).sym_or(a.sym_eq(b))); }
+bool sym_one_or_equal(const c10::SymInt& a, const c10::SymInt& b) {
+  if (!a.is_heap_allocated() && !b.is_heap_allocated()) {
+    return a.as_int_unchecked() == 1 || a.as_int_unchecked() == b.as_int_unchecked();
+  }
+  return sym_holds(a.sym_eq(1).sym_or(a.sym_eq(b)));
+}
 
 bool broadcastable(c10::SymIntArrayRef a, c10::SymIntArrayRef b) {
   for (std::size_t i = 1; i <= std::min(a.size(), b.size()); ++i) {
     const c10::SymInt& x = a[a.size() - i];
     const c10::SymInt& y = b[b.size() - i];
+    if (!x.is_heap_allocated() && !y.is_heap_allocated()) {
+      const std::int64_t xv = x.as_int_unchecked(), yv = y.as_int_unchecked();
+      if (xv != yv && xv != 1 && yv != 1) return false;
+      continue;
+    }
     if (!sym_holds(x.sym_eq(y).sym_or(x.sym_eq(1)).sym_or(y.sym_eq(1)))) return false;
   }
   return true;
@@ -49,7 +65,12 @@ bool broadcasts_to(c10::SymIntArrayRef b, c10::SymIntArrayRef a) {
   if (b.size() > a.size()) return false;
   for (std::size_t i = 1; i <= b.size(); ++i) {
     const c10::SymInt& y = b[b.size() - i];
-    if (!sym_holds(y.sym_eq(1).sym_or(y.sym_eq(a[a.size() - i])))) return false;
+    const c10::SymInt& x = a[a.size() - i];
+    if (!y.is_heap_allocated() && !x.is_heap_allocated()) {
+      if (y.as_int_unchecked() != 1 && y.as_int_unchecked() != x.as_int_unchecked()) return false;
+      continue;
+    }
+    if (!sym_holds(y.sym_eq(1).sym_or(y.sym_eq(x)))) return false;
   }
   return true;
 }

@@ -156,6 +156,9 @@ def group_ops(points: Dict[str, Point]) -> List[Group]:
 
 
 # --- Targets (issue 13), as data: each applies to some groups and needs value >= minimum ----------------
+# The devices the peers driver times (bench/python/peer_bench.py's DEVICE_KINDS; a test keeps the two equal).
+# Each device's cases are judged against that device's own figures: its own peers, its own triad.
+TARGET_DEVICES = ("cpu", "cuda")
 MEMORY_BOUND_OPS = ("modulate", "bias_dropout_add_scale", "rms_norm", "layer_norm_modulate", "swiglu", "rotary")
 ATEN_KERNEL_OPS = ("gelu_tanh", "scaled_masked_softmax")
 Value = Optional[Tuple[float, List[Point]]]  # the ratio and the figures it is computed from
@@ -166,8 +169,8 @@ def _ratio(g: Group, slower: str, faster: str) -> Value:
     return (a.seconds / b.seconds, [a, b]) if a and b else None
 
 
-def _vs_triad(g: Group, triads: Dict[str, Point]) -> Value:
-    fused, triad = g.ok("fused.out"), triads.get(g.size)
+def _vs_triad(g: Group, triads: Dict[Tuple[str, str], Point]) -> Value:
+    fused, triad = g.ok("fused.out"), triads.get((g.device, g.size))
     if not fused or not triad or not fused.bytes_per_second or not triad.bytes_per_second:
         return None
     return fused.bytes_per_second / triad.bytes_per_second, [fused, triad]
@@ -183,7 +186,7 @@ def _vs_best_peer(g: Group) -> Value:
 
 
 def _fwd(g: Group) -> bool:
-    return g.op != TRIAD_OP and g.dtype == "float32" and g.device == "cpu" and g.pass_ == "fwd"
+    return g.op != TRIAD_OP and g.dtype == "float32" and g.device in TARGET_DEVICES and g.pass_ == "fwd"
 
 
 def _big_fwd(g: Group) -> bool:
@@ -195,7 +198,8 @@ def _per_call(g: Group) -> bool:
 
 
 def _fwd_bwd(g: Group) -> bool:
-    return g.dtype == "float32" and g.device == "cpu" and g.pass_ == "fwd_bwd" and size_elements(g.size) >= 1 << 20
+    return (g.dtype == "float32" and g.device in TARGET_DEVICES and g.pass_ == "fwd_bwd"
+            and size_elements(g.size) >= 1 << 20)
 
 
 @dataclass
@@ -270,13 +274,14 @@ TARGETS += [
 RESOLVE_MAX_NS = 50.0
 
 
-def triads_by_size(groups: List[Group]) -> Dict[str, Point]:
-    return {g.size: g.impls["aten.out"] for g in groups
-            if g.op == TRIAD_OP and g.device == "cpu" and g.ok("aten.out")}
+def triads_by_device_size(groups: List[Group]) -> Dict[Tuple[str, str], Point]:
+    """The same-run STREAM triad of each (device, size)."""
+    return {(g.device, g.size): g.impls["aten.out"] for g in groups
+            if g.op == TRIAD_OP and g.device in TARGET_DEVICES and g.ok("aten.out")}
 
 
 def evaluate(groups: List[Group]) -> List[dict]:
-    triads = triads_by_size(groups)
+    triads = triads_by_device_size(groups)
     results = []
     for g in groups:
         for t in TARGETS:
@@ -302,12 +307,12 @@ def _noisy(*points: Optional[Point]) -> bool:
 
 
 def sweep_rows(groups: List[Group]) -> List[dict]:
-    """Every fp32 CPU forward case, smallest first per op: the allocating fused call against the best
+    """Every fp32 forward case of a target device, smallest first per op: the allocating fused call against the best
     ATen expression, and the kernel-only fused.out against the same-size triad of the same run."""
-    triads = triads_by_size(groups)
+    triads = triads_by_device_size(groups)
     rows = []
     for g in (g for g in groups if _fwd(g)):
-        fused, aten, kernel, triad = g.ok("fused"), g.ok("aten"), g.ok("fused.out"), triads.get(g.size)
+        fused, aten, kernel, triad = g.ok("fused"), g.ok("aten"), g.ok("fused.out"), triads.get((g.device, g.size))
         if not fused and not kernel:
             continue
         vs_triad = _vs_triad(g, triads)

@@ -10,6 +10,10 @@ through the same torch.ops Python path as torch.ops.crossdev, so the two show wh
 is the OpOverload's Python and which is crossdev's. All on `threads` ATen threads (restored after):
 at this size a thread pool only adds its hand-off.
 
+An op's impls are timed interleaved (timing.measure_interleaved): each repetition runs all of them in
+turn, so host noise cannot slow torch.add's run and spare the op's, and the ratio the target reads
+compares calls made at the same moments.
+
 Names: "<op>/<impl>/<dtype>/<shape>/cpu/call", impl functional | fused | torch.add | aten.add, shape
 e.g. 2x8x64.
 """
@@ -81,14 +85,17 @@ def measure(torch, crossdev, timing, spec, ops, wanted=lambda name: True):
                 rows += [(name_of(op, impl, spec.dtype, spec.shape_set), f"{type(exc).__name__}: {exc}", 0)
                          for impl in IMPLS]
                 continue
-            for impl, step in op_steps.items():
-                name = name_of(op, impl, spec.dtype, label)
-                if not wanted(name):
-                    continue
-                try:
-                    rows.append((name, timing.measure(step, spec.repetitions, spec.min_time), elements))
-                except Exception as exc:  # noqa: BLE001
-                    rows.append((name, f"{type(exc).__name__}: {exc}", elements))
+            chosen = {impl: step for impl, step in op_steps.items() if wanted(name_of(op, impl, spec.dtype, label))}
+            try:
+                measured = timing.measure_interleaved(chosen, spec.repetitions, spec.min_time)
+            except Exception:  # noqa: BLE001  (an impl that raises: each impl alone, to name the one)
+                measured = {}
+                for impl, step in chosen.items():
+                    try:
+                        measured[impl] = timing.measure(step, spec.repetitions, spec.min_time)
+                    except Exception as err:  # noqa: BLE001
+                        measured[impl] = f"{type(err).__name__}: {err}"
+            rows += [(name_of(op, impl, spec.dtype, label), m, elements) for impl, m in measured.items()]
     finally:
         torch.set_num_threads(threads)
     return rows

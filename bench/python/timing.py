@@ -9,11 +9,16 @@ The wall clock depends on where the steps run (clock_for): on the CPU, time.perf
 the loop; on a CUDA device, CUDA events recorded on the current stream around the loop, after a
 synchronize (earlier work is not counted) and read after another (the loop's kernels have finished),
 so an asynchronous launch is not mistaken for the kernel's time.
+
+measure_interleaved(steps): the same, for several steps that are compared with each other (the
+per-call figure: one crossdev call against one torch.add). Each is warmed up and calibrated first;
+then repetition r runs every step once, in an order rotated by r, so a burst of host noise lands on
+all of them alike instead of on whichever step happened to run during it.
 """
 import resource
 import time
 from dataclasses import dataclass
-from typing import Callable, List
+from typing import Callable, Dict, List
 
 
 @dataclass
@@ -104,3 +109,21 @@ def measure(step: Callable[[], object], repetitions: int, min_time: float, itera
     step()
     iterations = iterations or calibrate(step, min_time, clock=clock)
     return Measurement(iterations, [_run(step, iterations, clock) for _ in range(repetitions)], first)
+
+
+def measure_interleaved(steps: Dict[str, Callable[[], object]], repetitions: int, min_time: float,
+                        clock=_HOST) -> Dict[str, Measurement]:
+    """{name: Measurement} for steps timed in turn: repetition r runs each step once, the order rotated
+    by r (host clock or clock_for's, as measure)."""
+    names = list(steps)
+    firsts, counts = {}, {}
+    for name in names:
+        firsts[name] = _HOST.elapsed(steps[name])
+        steps[name]()
+        counts[name] = calibrate(steps[name], min_time, clock=clock)
+    reps: Dict[str, List[Rep]] = {name: [] for name in names}
+    for r in range(repetitions):
+        shift = r % len(names) if names else 0
+        for name in names[shift:] + names[:shift]:
+            reps[name].append(_run(steps[name], counts[name], clock))
+    return {name: Measurement(counts[name], reps[name], firsts[name]) for name in names}

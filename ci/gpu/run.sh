@@ -1,88 +1,165 @@
 #!/usr/bin/env bash
-# Runs crossdev on a lent GPU machine (offline: nothing can be installed from a registry there).
-# Phases, so each fits one call of the device tool (the build dir survives while the machine
-# stays warm):  build | ctest | pytest | report | all
-# Uses the machine's own PyTorch (python3) and the CUDA toolkit at /usr/local/cuda. Results go to
-# $OUT (logs, the bundle, the rendered report). Pure-Python wheels the image lacks are carried in
-# .gpu-deps/wheels (pip download'ed on the CPU machine).
-set -uo pipefail
-phase="${1:-all}"
-FINAL_OUT="${OUT:-/tmp/out}"; mkdir -p "$FINAL_OUT"
-# Logs go to a work folder; `collect` copies the few files the device tool brings back (8 at most).
-OUT="${GPU_WORK:-/tmp/crossdev-gpu}"; mkdir -p "$OUT"; export GPU_WORK="$OUT"
-BUILD="${BUILD:-build-cuda}"
-JOBS="${JOBS:-$(nproc)}"
-export CROSSDEV_SKIP_SETUP=1 OMP_NUM_THREADS="${OMP_NUM_THREADS:-8}"
-# Carried in .gpu-deps/ (ignored by git; name it in the device tool's `carry`), filled on the CPU machine with
+# crossdev on a lent GPU machine, in one call of the device tool (offline: nothing can be fetched there).
+#   ci/gpu/run.sh [all|build|test|report|peers]        (all: the four in that order, each bounded)
+# The image's own python3 holds a CUDA torch; crossdev's wheel is built from $BUILD and installed into that
+# interpreter's environment (make install VENV=<its prefix>), so `make test` and the report run the installed
+# package as on any runner. Setup is skipped (CROSSDEV_SKIP_SETUP=1): what the image lacks is carried in
+# .gpu-deps/ (ignored by git; name it in the device tool's `carry`), filled on the CPU machine with
 #   (cd .gpu-deps/debs && apt-get download libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian \
 #      libyaml-cpp-dev libyaml-cpp0.7 libyaml-dev libyaml-0-2)
 #   python3 -m pip download --no-deps --only-binary=:all: -d .gpu-deps/wheels expecttest==0.3.0 html5lib==1.1 webencodings==0.6.1
-# The .debs (Debian bookworm builds; they ran on the Ubuntu 24.04 image) are unpacked into /opt/deps, never into /.
-[[ -d .gpu-deps/wheels ]] && python3 -m pip install -q --no-index --no-deps .gpu-deps/wheels/*.whl >/dev/null 2>&1
+# The .debs (Debian bookworm builds; they run on the Ubuntu 24.04 image) are unpacked into /opt/deps, never into /.
+# CROSSDEV_GPU_PRELOAD_STDCXX=1 runs the test, report and peers phases with libstdc++ preloaded (the
+# workaround for builds from before cmake/CrossdevLinking.cmake kept crossdev's std:: code local; README.md).
+# GPU_DEADLINE_S bounds the whole run (default 560 s); each phase gets what is left, minus what the later
+# phases are promised. Results go to $OUT: summary.txt, logs.tgz, report.tgz (bundle, HTML, junit),
+# peers.tgz (the CUDA peers JSON and its summary); each is rewritten after every phase, so a cut run
+# still brings back what finished.
+set -uo pipefail
+phase="${1:-all}"
+FINAL_OUT="${OUT:-/tmp/out}"; mkdir -p "$FINAL_OUT"
+W="${GPU_WORK:-/tmp/crossdev-gpu}"; mkdir -p "$W"
+BUILD="${BUILD:-build-cuda}"
+JOBS="${JOBS:-$(nproc)}"
+DEADLINE="${GPU_DEADLINE_S:-560}"
+T0=$SECONDS
+export CROSSDEV_SKIP_SETUP=1 PYTHONUNBUFFERED=1
+say() { echo "[$((SECONDS - T0))s] $*" | tee -a "$W/timeline.txt"; }
+left() { echo $(( DEADLINE - (SECONDS - T0) )); }
+bounded() {  # $1: the most seconds this phase may take, $2: seconds kept for the later phases; then the command
+  local cap="$1" keep="$2"; shift 2
+  local t=$(( $(left) - keep )); (( t > cap )) && t=$cap
+  (( t < 10 )) && { say "skipped (no time left): $*"; return 124; }
+  timeout --kill-after=5 "$t" "$@"
+}
+
 if compgen -G ".gpu-deps/debs/*.deb" > /dev/null; then
   mkdir -p /opt/deps && for deb in .gpu-deps/debs/*.deb; do dpkg -x "$deb" /opt/deps; done
-  export CMAKE_PREFIX_PATH="/opt/deps/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
   export LD_LIBRARY_PATH="/opt/deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
+if compgen -G ".gpu-deps/wheels/*.whl" > /dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /opt/site .gpu-deps/wheels/*.whl \
+    > /dev/null 2>&1 && export PYTHONPATH="/opt/site${PYTHONPATH:+:$PYTHONPATH}"
+fi
+PREFIX="$(python3 -c 'import sys; print(sys.prefix)')"
+MAKE=(make BUILD="$BUILD" PYTHON=python3 JOBS="$JOBS" VENV="$PREFIX" REPORT_DIR="$W/report"
+      "CMAKE_ARGS=-DCMAKE_PREFIX_PATH=/opt/deps/usr")
+
+preload_stdcxx() {  # CROSSDEV_GPU_PRELOAD_STDCXX=1: the phases after the build run with libstdc++ preloaded
+  [[ "${CROSSDEV_GPU_PRELOAD_STDCXX:-0}" == 1 ]] || return 0
+  local lib; lib="$(g++ -print-file-name=libstdc++.so.6)"
+  [[ ":${LD_PRELOAD:-}:" == *":$lib:"* ]] && return 0
+  export LD_PRELOAD="$lib${LD_PRELOAD:+:$LD_PRELOAD}"
+  say "LD_PRELOAD=$LD_PRELOAD"
+}
+
+pack() {
+  { cat "$W/machine.txt" 2>/dev/null; echo "== timeline"; cat "$W/timeline.txt"
+    echo "== build"; grep -E "error|FAILED" "$W/build.log" 2>/dev/null | head -20; tail -3 "$W/build.log" 2>/dev/null
+    echo "== test"; grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)|\*\*\*Exception|SEGFAULT" "$BUILD/ctest.log" 2>/dev/null | tail -30
+    grep -E "^(FAILED|ERROR) |passed|failed" "$W/test.log" 2>/dev/null | tail -40
+    echo "== report"; tail -15 "$W/report.log" 2>/dev/null; cat "$W/report/summary.md" 2>/dev/null
+    echo "== peers"; tail -5 "$W/peers.log" 2>/dev/null; } > "$FINAL_OUT/summary.txt" 2>&1
+  cp "$BUILD/ctest.log" "$W/" 2>/dev/null
+  tar czf "$FINAL_OUT/logs.tgz" -C "$W" --ignore-failed-read timeline.txt machine.txt build.log test.log ctest.log report.log peers.log diagnose.txt 2>/dev/null
+  [[ -d "$W/report" ]] && tar czf "$FINAL_OUT/report.tgz" -C "$W" report 2>/dev/null
+  compgen -G "$W/peer_bench_cuda*" > /dev/null && tar czf "$FINAL_OUT/peers.tgz" -C "$W" $(cd "$W" && ls peer_bench_cuda*) 2>/dev/null
+  return 0
+}
 
 run_build() {
-  local tp; tp=$(python3 -c "import torch;print(torch.utils.cmake_prefix_path)")
   { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
-    python3 -c "import torch;print('torch', torch.__version__, 'cuda', torch.version.cuda)"; } > "$OUT/machine.txt" 2>&1
-  ( time cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCROSSDEV_PYTHON_EXECUTABLE=python3 \
-      -DCMAKE_PREFIX_PATH="$tp${CMAKE_PREFIX_PATH:+;${CMAKE_PREFIX_PATH//:/;}}" -DCROSSDEV_ENABLE_CUDA=ON ${CMAKE_ARGS:-} ) > "$OUT/configure.log" 2>&1 || { tail -40 "$OUT/configure.log"; return 2; }
-  ( time cmake --build "$BUILD" -j "$JOBS" ) > "$OUT/build.log" 2>&1
+    python3 -c "import torch, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.get_device_name(0))"
+    nvcc --version | tail -1; nproc; } > "$W/machine.txt" 2>&1
+  bounded 300 330 "${MAKE[@]}" install > "$W/build.log" 2>&1
   local rc=$?
-  grep -E "error|FAILED" "$OUT/build.log" | head -40; tail -4 "$OUT/build.log"
+  say "build+install rc=$rc ($(grep -E 'CMAKE_CUDA_COMPILER:|^TORCH_CUDA_ARCH_LIST' "$BUILD/CMakeCache.txt" 2>/dev/null | tr '\n' ' '))"
   return $rc
 }
-run_diagnose() {
-  # A backtrace of a test that crashed here before (cuda-gdb debugs host code too).
-  timeout 60 cuda-gdb -batch -ex run -ex bt --args "$BUILD/bin/crossdev_parity_tests" \
-    --gtest_filter='BadRows/OpsSuiteRejects.WithFileLineAndExpectation/unknown_dtype' > "$OUT/diagnose.txt" 2>&1
-  grep -E "^#|SIG|PASSED|FAILED" "$OUT/diagnose.txt" | head -25
-}
-run_ctest() {
-  ( time ctest --test-dir "$BUILD" -j "$JOBS" --output-on-failure --timeout 900 ) > "$OUT/ctest.log" 2>&1
+run_test() {
+  preload_stdcxx
+  bounded 260 150 "${MAKE[@]}" test > "$W/test.log" 2>&1
   local rc=$?
-  grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)|Total Test time" "$OUT/ctest.log" | tail -30
-  return $rc
-}
-run_pytest() {
-  ( time PYTHONPATH="$PWD/$BUILD/python" CROSSDEV_BUILD_DIR="$PWD/$BUILD" python3 -m pytest conformance -q -p no:cacheprovider -n 14 --dist load 2>/dev/null \
-      || PYTHONPATH="$PWD/$BUILD/python" CROSSDEV_BUILD_DIR="$PWD/$BUILD" python3 -m pytest conformance -q -p no:cacheprovider ) > "$OUT/pytest.log" 2>&1
-  local rc=$?
-  grep -E "passed|failed|FAILED|ERROR" "$OUT/pytest.log" | tail -30
+  say "make test rc=$rc; $(grep -E 'tests passed|tests failed' "$BUILD/ctest.log" | tail -1); $(grep -E '[0-9]+ (passed|failed)' "$W/test.log" | tail -1)"
   return $rc
 }
 run_report() {
-  # Real cuda (and cpu); the kinds this machine lacks are simulated and labelled so.
-  # No venv on the GPU host: the build tree's package (build/python) is the crossdev `python3 -m crossdev` runs.
-  PYTHONPATH="$PWD/$BUILD/python${PYTHONPATH:+:$PYTHONPATH}" CROSSDEV_BENCH_COMPILE="${CROSSDEV_BENCH_COMPILE:-1}" bash ci/report.sh "$BUILD" "$OUT/report" python3 "mps,xpu,xla:1" \
-    > "$OUT/report.log" 2>&1
+  preload_stdcxx
+  # The conformance part of make report: real cuda and cpu; the kinds this machine lacks simulated and labelled so.
+  # The CPU benchmarks are the CPU runner's; the GPU's are the peers phase.
+  export CROSSDEV_SKIP_BENCH=1
+  bounded 150 70 bash ci/report.sh "$BUILD" "$W/report" python3 "mps,xpu,xla:1" > "$W/report.log" 2>&1
   local rc=$?
-  tail -25 "$OUT/report.log"
+  say "report rc=$rc; $(grep -E 'passed|PASS|FAIL' "$W/report/summary.md" 2>/dev/null | head -3 | tr '\n' ' ')"
   return $rc
 }
-collect() {
-  { cat "$OUT/machine.txt"; tail -5 "$OUT/configure.log"; tail -4 "$OUT/build.log"
-    echo "== diagnose"; grep -E "^#|SIG|PASSED|FAILED" "$OUT/diagnose.txt" | head -30
-    echo "== ctest"; grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)|\*\*\*|Total Test time" "$OUT/ctest.log" | tail -40
-    echo "== pytest"; tail -30 "$OUT/pytest.log"
-    echo "== report"; tail -40 "$OUT/report.log"; } > "$FINAL_OUT/summary.txt" 2>&1
-  cp "$OUT/ctest.log" "$FINAL_OUT/" 2>/dev/null
-  for f in bundle.json bench.json peer_bench.json index.html junit.xml bench_summary.md; do
-    cp "$OUT/report/$f" "$FINAL_OUT/" 2>/dev/null
-  done
+run_peers() {
+  preload_stdcxx
+  # Fused CUDA kernels against the ATen expression and Inductor, the size sweep, CUDA events (bench/python/peer_bench.py).
+  bounded 200 5 python3 bench/python/peer_bench.py --device cuda --parts cases,sweep --build-dir "$BUILD" \
+    --repetitions 3 --min-time 0.03 --compile-budget-seconds 45 --cache-dir "$BUILD/inductor-cache" \
+    --out "$W/peer_bench_cuda.json" > "$W/peers.log" 2>&1
+  local rc=$?
+  [[ -f "$W/peer_bench_cuda.json" ]] && python3 bench/summarize.py "$W/peer_bench_cuda.json" \
+    --markdown "$W/peer_bench_cuda_summary.md" >> "$W/peers.log" 2>&1
+  say "peers rc=$rc"
+  return $rc
 }
+
+run_diagnose() {
+  # Where the crashes of a pytest run come from: each crashing call alone, then again with libstdc++
+  # preloaded (first in the lookup scope, so no other library's copy of a libstdc++ function stands in
+  # for libstdc++'s own); the dynamic linker's bindings of crossdev's libraries to torch's; the crashing
+  # test files with the preload; host backtraces under cuda-gdb.
+  local stdcxx; stdcxx="$(g++ -print-file-name=libstdc++.so.6)"
+  local snippets=(
+    "crossdev.manager.classify('CUDA out of memory. Tried to allocate 2 GiB', 'RuntimeError')"
+    "crossdev.manager.DeviceManager('mps').capabilities('mps')"
+    "torch.ops.crossdev.modulate(torch.randn(2, 3), torch.randn(2, 3), torch.randn(2, 3))"
+    "torch.ops.crossdev.bias_dropout_add_scale(torch.ones(4, 8), p=1.5, training=True)")
+  : > "$W/diagnose.txt"
+  for s in "${snippets[@]}"; do
+    local code="import torch, crossdev; crossdev.load()
+try:
+    print('returned', $s)
+except Exception as e:
+    print('raised', type(e).__name__, str(e)[:200])"
+    for pre in "" "$stdcxx"; do
+      echo "=== ${pre:+LD_PRELOAD=$pre }$s" >> "$W/diagnose.txt"
+      bounded 30 40 env ${pre:+LD_PRELOAD=$pre} python3 -X faulthandler -c "$code" 2>&1 | tail -4 >> "$W/diagnose.txt"
+      echo "rc=${PIPESTATUS[0]}" >> "$W/diagnose.txt"
+    done
+  done
+  say "diagnose: snippets done"
+  echo "=== bindings of crossdev's libraries to torch's (LD_DEBUG=bindings)" >> "$W/diagnose.txt"
+  LD_DEBUG=bindings LD_DEBUG_OUTPUT="$W/bindings" bounded 30 40 python3 -c "import torch, crossdev; crossdev.load(); ${snippets[0]}" > /dev/null 2>&1
+  cat "$W"/bindings.* 2>/dev/null | grep -E "binding file [^ ]*crossdev[^ ]* .* to [^ ]*/torch/lib/" \
+    | grep -E "_ZNSt|_ZNKSt|_ZSt|_ZTISt|_ZTVSt" | sed -E 's/^ *[0-9]+: *//' | sort -u | head -60 >> "$W/diagnose.txt"
+  rm -f "$W"/bindings.*
+  echo "=== the crashing files, libstdc++ preloaded" >> "$W/diagnose.txt"
+  ( cd conformance/python && LD_PRELOAD="$stdcxx" CROSSDEV_BUILD_DIR="$PWD/../../$BUILD" bounded 60 40 python3 -m pytest -q \
+      -p no:cacheprovider -n 8 --dist load test_manager_errors.py test_manager_api.py test_ops_out_and_errors.py \
+      test_dropout_generator.py 2>&1 | grep -E "^(FAILED|ERROR)|passed|failed|node down" | tail -30 ) >> "$W/diagnose.txt"
+  say "diagnose: pytest with the preload done"
+  echo "=== cuda-gdb backtraces" >> "$W/diagnose.txt"
+  for s in "${snippets[0]}" "${snippets[2]}"; do
+    echo "--- $s" >> "$W/diagnose.txt"
+    bounded 40 3 cuda-gdb -q -batch -ex run -ex bt --args python3 -c "import torch, crossdev; crossdev.load(); $s" 2>&1 \
+      | grep -E "^#|signal|SIG|exited" | head -30 >> "$W/diagnose.txt"
+  done
+  say "diagnose done"
+}
+
 case "$phase" in
   build) run_build ;;
-  ctest) run_ctest ;;
-  pytest) run_pytest ;;
+  test) run_test ;;
   report) run_report ;;
-  all) run_build && { run_diagnose; timeout 110 bash "$0" ctest; CROSSDEV_COMPILE_BUDGET_S=120 timeout 270 bash "$0" report;
-                     timeout "${PYTEST_BUDGET_S:-40}" bash "$0" pytest; }; collect ;;
-  collect) collect ;;
+  peers) run_peers ;;
   diagnose) run_diagnose ;;
-  *) echo "usage: ci/gpu/run.sh build|ctest|pytest|report|diagnose|collect|all" >&2; exit 2 ;;
+  all) run_build && { run_test; pack; run_report; pack; run_peers; } ;;
+  *) echo "usage: ci/gpu/run.sh [all|build|test|report|peers|diagnose]" >&2; exit 2 ;;
 esac
+rc=$?
+pack
+say "done (phase $phase rc=$rc)"
+exit $rc

@@ -89,6 +89,24 @@ def test_measure_times_every_run_with_the_given_clock():
     assert len(calls) == 2 + 1 + 3  # two warm-up calls, calibration, repetitions
 
 
+def test_interleaved_repetitions_run_every_step_in_a_rotated_order():
+    # The per-call figure compares steps with each other: each repetition runs all of them, in an order
+    # rotated by the repetition, so no step always runs first (or alone during a burst of host noise).
+    class OneSecondClock:
+        name = "one second"
+
+        def elapsed(self, loop):
+            loop()
+            return 1.0  # calibration stops at one iteration
+
+    order = []
+    steps = {name: (lambda name=name: order.append(name)) for name in "abc"}
+    measured = timing.measure_interleaved(steps, repetitions=3, min_time=0.5, clock=OneSecondClock())
+    assert order[:9] == list("aaabbbccc")  # per step: the host-timed first call, a warm-up, calibration
+    assert order[9:] == list("abc" "bca" "cab")
+    assert all(m.iterations == 1 and [r.real_s for r in m.reps] == [1.0] * 3 for m in measured.values())
+
+
 def test_device_option_names_the_results_and_keeps_per_call_on_the_host():
     assert [peer_bench.device_kind(d) for d in ("cpu", "cuda", "cuda:3")] == ["cpu", "cuda", "cuda"]
     assert [peer_bench.device_kind(d) for d in ("cpu:0", "mps", "cuda:x", "")] == [None] * 4

@@ -229,3 +229,32 @@ def test_the_opinfo_sweeps_three_figures_are_ceilings(tmp_path):
     assert overhead["value"] == pytest.approx(2.0) and not overhead["met"]  # <= 1.5x the bare loop
     assert rss["value"] == pytest.approx(1.0) and rss["met"]                # <= 2 GiB
     assert "| opinfo_sweep_overhead | opinfo_sweep/float32/16/sim/fwd_bwd | 2.00 | <= 1.5 | MISSED (33% over) |" in md
+
+
+def test_cuda_cases_are_judged_against_the_cuda_triad_and_peers(tmp_path):
+    # A GPU runner's peers (peer_bench.py --device cuda) get the same targets, each figure against the
+    # same device's: the roofline against the cuda triad, not the CPU's; per call stays the host's.
+    triad_bytes, op_bytes = 3 * M8 * 4, 2 * M8 * 4
+    bench = write(tmp_path, "peers.json", [
+        entry("stream_triad/aten.out/float32/8M/cpu/fwd", triad_bytes / 10e9 * 1e6, triad_bytes),
+        entry("stream_triad/aten.out/float32/8M/cuda/fwd", triad_bytes / 2000e9 * 1e6, triad_bytes),
+        # 1000 GB/s: 100x the CPU triad, half the cuda triad's 2000 GB/s: missed on its own device
+        entry("rms_norm/fused.out/float32/8M/cuda/fwd", op_bytes / 1000e9 * 1e6, op_bytes),
+        entry("rms_norm/fused/float32/8M/cuda/fwd", 30.0, op_bytes),
+        entry("rms_norm/aten/float32/8M/cuda/fwd", 27.0, op_bytes),
+    ])
+    _, targets, md = run(tmp_path, bench)
+    roofline = targets[("roofline", "rms_norm/float32/8M/cuda/fwd")]
+    assert roofline["value"] == pytest.approx(0.5) and roofline["met"] is False
+    sweep = targets[("fused_vs_aten_sweep", "rms_norm/float32/8M/cuda/fwd")]
+    assert sweep["value"] == pytest.approx(0.9) and sweep["met"] is False
+    assert "rms_norm@8M" in md
+
+
+def test_target_devices_are_the_peer_drivers():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench" / "python"))
+    import peer_bench
+
+    assert summarize.TARGET_DEVICES == peer_bench.DEVICE_KINDS

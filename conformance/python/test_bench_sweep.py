@@ -86,6 +86,9 @@ class _Timing:
         self.threads.append(self.torch.get_num_threads())
         return "measured"
 
+    def measure_interleaved(self, steps, repetitions, min_time):
+        return {impl: self.measure(step, repetitions, min_time) for impl, step in steps.items()}
+
 
 def test_per_call_uses_the_data_shape_and_one_thread_then_restores(crossdev_module):
     import torch
@@ -101,6 +104,26 @@ def test_per_call_uses_the_data_shape_and_one_thread_then_restores(crossdev_modu
     assert "modulate/fused/float32/2x8x64/cpu/call" in names
     assert "rotary/torch.add/float32/2x8x4x32/cpu/call" in names  # other layouts keep their basic set
     assert all(m == "measured" for _, m, _ in rows)
+
+
+def test_an_impl_that_raises_is_its_figure_and_the_others_are_still_timed(monkeypatch):
+    # The impls are timed together (interleaved); one that raises must not take the others' figures along.
+    import dataclasses
+
+    import torch
+    import timing
+
+    def broken():
+        raise RuntimeError("kernel exploded")
+
+    monkeypatch.setattr(per_call, "steps", lambda torch, crossdev, op, spec: ("2x8x64", 1024, {
+        "functional": lambda: None, "fused": broken, "torch.add": lambda: None, "aten.add": lambda: None}))
+    _, spec = sweep.load(sweep.SWEEP_PATH, peer_impls.FWD_IMPLS)
+    spec = dataclasses.replace(spec, repetitions=2, min_time=0.001)
+    got = {name.split("/")[1]: m for name, m, _ in per_call.measure(torch, None, timing, spec, ["modulate"])}
+    assert got["fused"] == "RuntimeError: kernel exploded"
+    assert all(isinstance(got[impl], timing.Measurement) and len(got[impl].reps) == 2
+               for impl in ("functional", "torch.add", "aten.add"))
 
 
 def test_per_call_steps_compute_the_op_on_the_same_tensor(crossdev_module):

@@ -1,12 +1,16 @@
-"""crossdev's libraries call the functions they define themselves, never another library's copy.
+"""crossdev's libraries bind C++ standard library code to libstdc++ or to their own copies, never to
+another library's copy (cmake/CrossdevLinking.cmake).
 
-LibTorch's pip builds export their own instantiations of std templates (std::regex's compiler in
-libtorch_python.so) and copies of libstdc++ functions (std::filesystem in libtorch_cpu.so). Without
--Bsymbolic-functions (cmake/CrossdevLinking.cmake) a crossdev library's call to an instantiation it
-defines goes through the PLT and, in a process where torch came first, lands in torch's copy: on an
-H100 host (torch 2.11+cu130, GCC 13) loading a catalog from Python crashed inside libtorch_python.so.
-The CPU wheel CI uses happens not to crash, so the binding itself is what this file checks: no PLT
-slot (R_X86_64_JUMP_SLOT) of a crossdev library names a function that library defines.
+LibTorch's pip builds export their own instantiations of std templates (std::regex's compiler and its
+NFA's shared_ptr vtable in libtorch_python.so) and copies of libstdc++ functions (std::filesystem in
+libtorch_cpu.so, the std::ostringstream constructor in libc10.so), and crossdev's libraries exported
+copies of their own. On an H100 host (torch 2.11+cu130, GCC 13) error messages and the error
+classifier crashed inside such copies and passed with libstdc++ preloaded. The CPU wheel CI uses
+happens not to crash, so the binding itself is what this file checks, on every built library:
+1. libstdc++ is its first DT_NEEDED entry (its references to libstdc++ are searched there first);
+2. it exports no std:: or __gnu_cxx:: definition (crossdev_std_local.map keeps them local);
+3. no PLT slot (R_X86_64_JUMP_SLOT) names a function it defines (-Bsymbolic-functions).
+Each check is first shown to fail on a listing of a library linked without its rule.
 """
 import re
 import shutil
@@ -70,6 +74,50 @@ def test_the_check_names_a_defined_function_called_through_the_plt():
     assert plt_symbols(RELOCS) & defined_functions(SYMS) == {"_ZNSt8__detail9_CompilerIE7_M_atomEv"}
 
 
+# Mangled-name prefixes of the std and __gnu_cxx namespaces (functions, vtables, typeinfo, local statics):
+# the patterns of cmake/crossdev_std_local.map.
+STD_SYMBOL = re.compile(r"^_Z(?:N?K?S[tsaiod]|T[VISTC]N?St|GVZN?K?St|ZN?K?St|NK?9__gnu_cxx)")
+
+
+def exported_std_definitions(dyn_syms):
+    """Names of the std/__gnu_cxx symbols a `readelf -W --dyn-syms` listing defines (any type, Ndx not UND)."""
+    names = set()
+    for line in dyn_syms.splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[0].endswith(":") and f[6] != "UND" and f[4] != "LOCAL" and STD_SYMBOL.match(f[7]):
+            names.add(f[7].split("@")[0])
+    return names
+
+
+def needed(dynamic):
+    """The DT_NEEDED entries of a `readelf -d` listing, in order."""
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic)
+
+
+EXPORTING_SYMS = """
+Symbol table '.dynsym' contains 4 entries:
+   Num:    Value          Size Type    Bind   Vis      Ndx Name
+     1: 0000000000000000     0 FUNC    GLOBAL DEFAULT  UND _ZNSo9_M_insertIlEERSoT_@GLIBCXX_3.4.9 (3)
+     2: 0000000000012340    64 FUNC    WEAK   DEFAULT   14 _ZNKSt5ctypeIcE8do_widenEc
+     3: 0000000000012400    32 OBJECT  WEAK   DEFAULT   23 _ZTVNSt7__cxx1115basic_stringbufIcSt11char_traitsIcESaIcEEE
+     4: 0000000000012500    16 FUNC    GLOBAL DEFAULT   14 _ZN8crossdev3ops4callERKSt6vectorIiSaIiEE
+"""
+TORCH_FIRST = """
+ 0x0000000000000001 (NEEDED)             Shared library: [libtorch_cpu.so]
+ 0x0000000000000001 (NEEDED)             Shared library: [libc10.so]
+ 0x0000000000000001 (NEEDED)             Shared library: [libstdc++.so.6]
+"""
+
+
+def test_the_checks_name_exported_std_code_and_libstdcxx_after_torch():
+    # A library linked without the version script exports its copies of std code (a function and a
+    # vtable); its own function taking a std::vector is not std code. Without the -lstdc++ up front,
+    # libstdc++ comes after torch's libraries.
+    assert exported_std_definitions(EXPORTING_SYMS) == {
+        "_ZNKSt5ctypeIcE8do_widenEc", "_ZTVNSt7__cxx1115basic_stringbufIcSt11char_traitsIcESaIcEEE"}
+    assert needed(TORCH_FIRST)[0] == "libtorch_cpu.so"
+
+
 def crossdev_libraries():
     found = sorted((BUILD_DIR / "lib").glob("libcrossdev_*.so")) + sorted((BUILD_DIR / "python").rglob("_crossdev*.so"))
     return found
@@ -85,3 +133,20 @@ def test_crossdev_libraries_bind_their_own_functions(library):
 def test_the_built_libraries_are_found():
     names = {p.name for p in crossdev_libraries()}
     assert {"libcrossdev_core.so", "libcrossdev_ops.so", "libcrossdev_manager.so"} <= names, names
+
+
+@pytest.mark.parametrize("library", crossdev_libraries(), ids=lambda p: p.name)
+def test_crossdev_libraries_need_libstdcxx_first(library):
+    dynamic = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True, check=True).stdout
+    entries = needed(dynamic)
+    assert entries and entries[0].startswith("libstdc++.so"), (
+        f"{library.name} needs {entries[:4]} first: libstdc++ must come first (cmake/CrossdevLinking.cmake)")
+
+
+@pytest.mark.parametrize("library", crossdev_libraries(), ids=lambda p: p.name)
+def test_crossdev_libraries_export_no_std_code(library):
+    syms = subprocess.run(["readelf", "-W", "--dyn-syms", str(library)], capture_output=True, text=True,
+                          check=True).stdout
+    exported = sorted(exported_std_definitions(syms))
+    assert not exported, (f"{library.name} exports {len(exported)} std definition(s), e.g. {exported[:3]}: "
+                          "link it with cmake/crossdev_std_local.map (cmake/CrossdevLinking.cmake)")

@@ -47,6 +47,15 @@ bool is_generator_argument(const c10::Argument& arg) {
   return type->kind() == c10::TypeKind::GeneratorType;
 }
 
+// Whether the call draws random numbers: not when its `bool training` argument is false (eval mode).
+bool call_draws(const c10::FunctionSchema& schema, const std::vector<c10::IValue>& arguments) {
+  const auto& args = schema.arguments();
+  for (std::size_t i = 0; i < args.size() && i < arguments.size(); ++i) {
+    if (args[i].name() == "training" && arguments[i].isBool()) return arguments[i].toBool();
+  }
+  return true;
+}
+
 // The device of the call: its first tensor argument's.
 c10::Device call_device(const std::vector<c10::IValue>& arguments) {
   for (const c10::IValue& arg : arguments) {
@@ -106,10 +115,15 @@ class OpFunction : public torch::autograd::Function<OpFunction> {
     std::vector<at::Tensor> saved;
     c10::impl::GenericList rest(c10::AnyType::get());
     const auto& schema_args = op->schema().arguments();
+    // A call in eval mode draws nothing, so its backward gets no generator: nothing to replay, and no
+    // Generator in the backward AOTAutograd traces (torch before 2.12 cannot trace one as an argument).
+    const bool draws = call_draws(op->schema(), *arguments);
     for (std::size_t i = 0; i < arguments->size(); ++i) {
       const c10::IValue& arg = (*arguments)[i];
       saved.push_back(arg.isTensor() ? arg.toTensor() : at::Tensor());
-      if (is_generator_argument(schema_args[i])) {
+      if (is_generator_argument(schema_args[i]) && !draws) {
+        rest.push_back(c10::IValue());
+      } else if (is_generator_argument(schema_args[i])) {
         const std::optional<at::Generator> given = arg.isGenerator() ? std::optional(arg.toGenerator()) : std::nullopt;
         rest.push_back(generator_stream::snapshot(given, call_device(*arguments)));
       } else {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # crossdev on a lent GPU machine, in one call of the device tool (offline: nothing can be fetched there).
 #   ci/gpu/run.sh [all|build|test|report|peers]        (all: the four in that order, each bounded)
+#   ci/gpu/run.sh diagnose|link-rules                  (where a crash comes from; see each function)
 # The image's own python3 holds a CUDA torch; crossdev's wheel is built from $BUILD and installed into that
 # interpreter's environment (make install VENV=<its prefix>), so `make test` and the report run the installed
 # package as on any runner. Setup is skipped (CROSSDEV_SKIP_SETUP=1): what the image lacks is carried in
@@ -10,7 +11,7 @@
 #   python3 -m pip download --no-deps --only-binary=:all: -d .gpu-deps/wheels expecttest==0.3.0 html5lib==1.1 webencodings==0.6.1
 # The .debs (Debian bookworm builds; they run on the Ubuntu 24.04 image) are unpacked into /opt/deps, never into /.
 # CROSSDEV_GPU_PRELOAD_STDCXX=1 runs the test, report and peers phases with libstdc++ preloaded (the
-# workaround for builds from before cmake/CrossdevLinking.cmake kept crossdev's std:: code local; README.md).
+# workaround for builds from before cmake/CrossdevLinking.cmake's rules; README.md).
 # GPU_DEADLINE_S bounds the whole run (default 560 s); each phase gets what is left, minus what the later
 # phases are promised. Results go to $OUT: summary.txt, logs.tgz, report.tgz (bundle, HTML, junit),
 # peers.tgz (the CUDA peers JSON and its summary); each is rewritten after every phase, so a cut run
@@ -61,7 +62,7 @@ pack() {
     echo "== report"; tail -15 "$W/report.log" 2>/dev/null; cat "$W/report/summary.md" 2>/dev/null
     echo "== peers"; tail -5 "$W/peers.log" 2>/dev/null; } > "$FINAL_OUT/summary.txt" 2>&1
   cp "$BUILD/ctest.log" "$W/" 2>/dev/null
-  tar czf "$FINAL_OUT/logs.tgz" -C "$W" --ignore-failed-read timeline.txt machine.txt build.log test.log ctest.log report.log peers.log diagnose.txt 2>/dev/null
+  tar czf "$FINAL_OUT/logs.tgz" -C "$W" --ignore-failed-read timeline.txt machine.txt build.log test.log ctest.log report.log peers.log diagnose.txt link_rules.txt link_rules_build.log 2>/dev/null
   [[ -d "$W/report" ]] && tar czf "$FINAL_OUT/report.tgz" -C "$W" report 2>/dev/null
   compgen -G "$W/peer_bench_cuda*" > /dev/null && tar czf "$FINAL_OUT/peers.tgz" -C "$W" $(cd "$W" && ls peer_bench_cuda*) 2>/dev/null
   return 0
@@ -150,14 +151,59 @@ except Exception as e:
   say "diagnose done"
 }
 
+run_link_rules() {
+  # Which of cmake/CrossdevLinking.cmake's rules a host's crash depends on: one CPU-flavour build (the crashes
+  # are in host code), relinked for each subset of CROSSDEV_LINK_RULES (only the link steps rerun), each run
+  # from the build tree: the error classifier's gtest cases and the diagnose phase's crashing calls.
+  local b="$W/link-rules" out="$W/link_rules.txt"
+  local snippets=(
+    "crossdev.manager.classify('CUDA out of memory. Tried to allocate 2 GiB', 'RuntimeError')"
+    "torch.ops.crossdev.modulate(torch.randn(2, 3), torch.randn(2, 3), torch.randn(2, 3))"
+    "torch.ops.crossdev.bias_dropout_add_scale(torch.ones(4, 8), p=1.5, training=True)")
+  : > "$out"
+  for rules in "stdcxx_first;std_local;symbolic_functions" "stdcxx_first;symbolic_functions" \
+               "std_local;symbolic_functions" "symbolic_functions"; do
+    cmake -S . -B "$b" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCROSSDEV_ENABLE_CUDA=OFF -DCROSSDEV_BUILD_TESTS=ON \
+      -DCROSSDEV_PYTHON_EXECUTABLE=python3 -DCMAKE_PREFIX_PATH=/opt/deps/usr "-DCROSSDEV_LINK_RULES=$rules" \
+      >> "$W/link_rules_build.log" 2>&1
+    bounded 200 15 cmake --build "$b" -j "$JOBS" --target crossdev_manager_tests crossdev_python \
+      crossdev_python_files >> "$W/link_rules_build.log" 2>&1
+    echo "=== rules: $rules (build rc=$?)" >> "$out"
+    bounded 20 15 "$b/bin/crossdev_manager_tests" --gtest_filter='ErrorClassifier.*' 2>&1 \
+      | grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|free\(\)|Abort|Segmentation" | head -6 >> "$out"
+    echo "gtest rc=${PIPESTATUS[0]}" >> "$out"
+    for s in "${snippets[@]}"; do
+      bounded 20 15 env PYTHONPATH="$b/python" python3 -X faulthandler -c "import torch, crossdev; crossdev.load()
+try:
+    print('returned', type($s).__name__)
+except Exception as e:
+    print('raised', type(e).__name__)" 2>&1 | grep -E "^(returned|raised)|Fatal Python error" | head -2 | sed "s|^|  ${s:0:40}: |" >> "$out"
+    done
+    say "link rules $rules done"
+    if [[ "$rules" == "stdcxx_first;std_local;symbolic_functions" ]]; then
+      echo "--- cuda-gdb, ErrorClassifier.FirstMatchWins" >> "$out"
+      bounded 40 15 cuda-gdb -q -batch -ex run -ex bt --args "$b/bin/crossdev_manager_tests" \
+        --gtest_filter=ErrorClassifier.FirstMatchWins 2>&1 | grep -E "^#" | cut -c1-220 | head -25 >> "$out"
+      echo "--- libstdc++ and crossdev bound to a copy of std:: code outside libstdc++ (LD_DEBUG=bindings)" >> "$out"
+      LD_DEBUG=bindings LD_DEBUG_OUTPUT="$W/lrb" bounded 20 15 "$b/bin/crossdev_manager_tests" \
+        --gtest_filter=ErrorClassifier.FirstMatchWins > /dev/null 2>&1
+      cat "$W"/lrb.* 2>/dev/null | grep -E "binding file [^ ]*(libstdc|crossdev)[^ ]* " | grep -vE " to [^ ]*libstdc\+\+" \
+        | grep -E "_ZNSt|_ZNKSt|_ZSt|_ZTISt|_ZTVSt|_ZTVN|_ZTIN" | sed -E 's/^ *[0-9]+:\s*binding file //; s#/[^ ]*/##g' \
+        | awk '$1 != $4' | sort -u | cut -c1-200 | head -80 >> "$out"
+      rm -f "$W"/lrb.*
+    fi
+  done
+}
+
 case "$phase" in
   build) run_build ;;
   test) run_test ;;
   report) run_report ;;
   peers) run_peers ;;
   diagnose) run_diagnose ;;
+  link-rules) run_link_rules ;;
   all) run_build && { run_test; pack; run_report; pack; run_peers; } ;;
-  *) echo "usage: ci/gpu/run.sh [all|build|test|report|peers|diagnose]" >&2; exit 2 ;;
+  *) echo "usage: ci/gpu/run.sh [all|build|test|report|peers|diagnose|link-rules]" >&2; exit 2 ;;
 esac
 rc=$?
 pack

@@ -7,10 +7,14 @@ libtorch_cpu.so, the std::ostringstream constructor in libc10.so), and crossdev'
 copies of their own. On an H100 host (torch 2.11+cu130, GCC 13) error messages and the error
 classifier crashed inside such copies and passed with libstdc++ preloaded. The CPU wheel CI uses
 happens not to crash, so the binding itself is what this file checks, on every built library:
-1. libstdc++ is its first DT_NEEDED entry (its references to libstdc++ are searched there first);
+1. libstdc++ is its first DT_NEEDED entry (its references to libstdc++ are searched there first), and
+   of every built executable too;
 2. it exports no std:: or __gnu_cxx:: definition (crossdev_std_local.map keeps them local);
-3. no PLT slot (R_X86_64_JUMP_SLOT) names a function it defines (-Bsymbolic-functions).
-Each check is first shown to fail on a listing of a library linked without its rule.
+3. no PLT slot (R_X86_64_JUMP_SLOT) names a function it defines (-Bsymbolic-functions);
+4. no library or executable carries its own copy of libstdc++'s runtime (a toolchain that links
+   libstdc++.a by default, as that H100 image's did: two copies of std::locale's state, and a std::regex
+   built in one and destroyed in the other freed a pointer the other never allocated).
+Each check is first shown to fail on a listing of a binary linked without its rule.
 """
 import re
 import shutil
@@ -123,6 +127,51 @@ def crossdev_libraries():
     return found
 
 
+def crossdev_executables():
+    """The ELF executables of the build (the engine, the gtest and benchmark binaries)."""
+    def is_elf(path):
+        try:
+            with open(path, "rb") as f:
+                return f.read(4) == b"\x7fELF"
+        except OSError:
+            return False
+    return sorted(p for p in (BUILD_DIR / "bin").glob("*") if p.is_file() and is_elf(p))
+
+
+# Definitions only libstdc++ itself has (not templates, not inline): std::locale's implementation, the
+# iostreams' initialiser, the terminate handler. A binary that defines one holds a copy of libstdc++'s
+# runtime, linked from libstdc++.a.
+LIBSTDCXX_RUNTIME = frozenset({"_ZNSt6locale5_ImplD1Ev", "_ZNSt6locale5_ImplD2Ev", "_ZNSt8ios_base4InitC1Ev",
+                               "_ZNSt8ios_base4InitC2Ev", "_ZN10__cxxabiv119__terminate_handlerE"})
+
+
+def libstdcxx_runtime_definitions(symbols):
+    """The LIBSTDCXX_RUNTIME names a `readelf -W -s` listing (.dynsym and .symtab) defines, local ones too."""
+    names = set()
+    for line in symbols.splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[0].endswith(":") and f[6] != "UND" and f[7].split("@")[0] in LIBSTDCXX_RUNTIME:
+            names.add(f[7].split("@")[0])
+    return names
+
+
+STATIC_RUNTIME_SYMS = """
+Symbol table '.symtab' contains 4 entries:
+   Num:    Value          Size Type    Bind   Vis      Ndx Name
+     1: 00000000001c5a50   120 FUNC    LOCAL  DEFAULT   14 _ZNSt6locale5_ImplD2Ev
+     2: 00000000001305b0     8 OBJECT  GLOBAL DEFAULT   25 _ZN10__cxxabiv119__terminate_handlerE
+     3: 0000000000000000     0 FUNC    GLOBAL DEFAULT  UND _ZNSt8ios_base4InitC1Ev@GLIBCXX_3.4 (2)
+     4: 0000000000012500    16 FUNC    GLOBAL DEFAULT   14 _ZN8crossdev3ops4callEv
+"""
+
+
+def test_the_check_names_a_copy_of_the_libstdcxx_runtime():
+    # A library linked with libstdc++.a: std::locale's destructor (local, kept by the version script) and the
+    # terminate handler are its own; a reference to the iostreams' initialiser (UND) is not a copy.
+    assert libstdcxx_runtime_definitions(STATIC_RUNTIME_SYMS) == {
+        "_ZNSt6locale5_ImplD2Ev", "_ZN10__cxxabiv119__terminate_handlerE"}
+
+
 @pytest.mark.parametrize("library", crossdev_libraries(), ids=lambda p: p.name)
 def test_crossdev_libraries_bind_their_own_functions(library):
     calls = interposable_calls(library)
@@ -135,12 +184,24 @@ def test_the_built_libraries_are_found():
     assert {"libcrossdev_core.so", "libcrossdev_ops.so", "libcrossdev_manager.so"} <= names, names
 
 
-@pytest.mark.parametrize("library", crossdev_libraries(), ids=lambda p: p.name)
-def test_crossdev_libraries_need_libstdcxx_first(library):
-    dynamic = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True, check=True).stdout
+def test_the_built_executables_are_found():
+    assert {"crossdev", "crossdev_manager_tests"} <= {p.name for p in crossdev_executables()}
+
+
+@pytest.mark.parametrize("binary", crossdev_libraries() + crossdev_executables(), ids=lambda p: p.name)
+def test_crossdev_binaries_need_the_shared_libstdcxx_first(binary):
+    dynamic = subprocess.run(["readelf", "-d", str(binary)], capture_output=True, text=True, check=True).stdout
     entries = needed(dynamic)
     assert entries and entries[0].startswith("libstdc++.so"), (
-        f"{library.name} needs {entries[:4]} first: libstdc++ must come first (cmake/CrossdevLinking.cmake)")
+        f"{binary.name} needs {entries[:4]} first: the shared libstdc++ must come first (cmake/CrossdevLinking.cmake)")
+
+
+@pytest.mark.parametrize("binary", crossdev_libraries() + crossdev_executables(), ids=lambda p: p.name)
+def test_crossdev_binaries_carry_no_copy_of_the_libstdcxx_runtime(binary):
+    symbols = subprocess.run(["readelf", "-W", "-s", str(binary)], capture_output=True, text=True, check=True).stdout
+    copies = sorted(libstdcxx_runtime_definitions(symbols))
+    assert not copies, (f"{binary.name} defines {copies}: it was linked with libstdc++.a; link the shared "
+                        "libstdc++ first (cmake/CrossdevLinking.cmake, CROSSDEV_SYSTEM_LIBSTDCXX)")
 
 
 @pytest.mark.parametrize("library", crossdev_libraries(), ids=lambda p: p.name)

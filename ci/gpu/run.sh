@@ -58,7 +58,7 @@ pack() {
   { cat "$W/machine.txt" 2>/dev/null; echo "== timeline"; cat "$W/timeline.txt"
     echo "== build"; grep -E "error|FAILED" "$W/build.log" 2>/dev/null | head -20; tail -3 "$W/build.log" 2>/dev/null
     echo "== test"; grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)|\*\*\*Exception|SEGFAULT" "$BUILD/ctest.log" 2>/dev/null | tail -30
-    grep -E "^(FAILED|ERROR) |passed|failed" "$W/test.log" 2>/dev/null | tail -40
+    grep -E "^(FAILED|ERROR) | (FAILED|ERROR) conformance|[0-9]+ (passed|failed)" "$W/test.log" 2>/dev/null | tail -60
     echo "== report"; tail -15 "$W/report.log" 2>/dev/null; cat "$W/report/summary.md" 2>/dev/null
     echo "== peers"; tail -5 "$W/peers.log" 2>/dev/null; } > "$FINAL_OUT/summary.txt" 2>&1
   cp "$BUILD/ctest.log" "$W/" 2>/dev/null
@@ -79,7 +79,9 @@ run_build() {
 }
 run_test() {
   preload_stdcxx
-  bounded 260 150 "${MAKE[@]}" test > "$W/test.log" 2>&1
+  # One line per test as it ends (PYTEST_ADDOPTS -vv against make test's -q), so a run the bound cuts
+  # still names what failed; the summary's short reasons (-rfE) when it finishes.
+  PYTEST_ADDOPTS="-vv -rfE ${PYTEST_ADDOPTS:-}" bounded 330 60 "${MAKE[@]}" test > "$W/test.log" 2>&1
   local rc=$?
   say "make test rc=$rc; $(grep -E 'tests passed|tests failed' "$BUILD/ctest.log" | tail -1); $(grep -E '[0-9]+ (passed|failed)' "$W/test.log" | tail -1)"
   return $rc

@@ -104,6 +104,16 @@ SIM_SKIP_REASON = (f"the sim backend is not registered: this host has a real {RE
 requires_sim = pytest.mark.skipif(bool(REAL_ACCELERATOR), reason=SIM_SKIP_REASON)
 
 
+def register_sim_where_allowed(crossdev_module):
+    """The sim backend with its plain profile, registered unless this host has a real accelerator (sim
+    beside it would break backward on the real device: SIM_SKIP_REASON; the process is the xdist worker's,
+    so a registration would reach every file the worker runs after). For the module fixtures of files whose
+    cases run on cpu, sim and cuda alike; test_sim_registration_sites.py keeps other registrations out."""
+    if not REAL_ACCELERATOR:
+        crossdev_module.sim.register()
+    crossdev_module.sim.set_profile("plain")
+
+
 def _names_sim(value):
     return isinstance(value, str) and (value == "sim" or value.startswith("sim:"))
 

@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import crossdev  # noqa: F401
+from conftest import register_sim_where_allowed
 from op_samples import op_arguments
 
 OPS = crossdev.ops.op_names()
@@ -23,8 +24,7 @@ SHAPE_SETS = ("odd_tail", "broadcast", "size1")  # odd lengths (vector tails), b
 
 @pytest.fixture(scope="module", autouse=True)
 def sim_backend():
-    crossdev.sim.register()
-    crossdev.sim.set_profile("plain")
+    register_sim_where_allowed(crossdev)
 
 
 def argument_names(op):

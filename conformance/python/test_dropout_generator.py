@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import crossdev
+from conftest import register_sim_where_allowed
 
 crossdev.load()  # registers torch.ops.crossdev
 OP = torch.ops.crossdev.bias_dropout_add_scale
@@ -25,8 +26,7 @@ DEVICES = ["cpu", "sim", CUDA]
 
 @pytest.fixture(scope="module", autouse=True)
 def sim_backend():
-    crossdev.sim.register()
-    crossdev.sim.set_profile("plain")
+    register_sim_where_allowed(crossdev)
 
 
 def ones(device, requires_grad=False):

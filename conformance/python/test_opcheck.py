@@ -24,6 +24,7 @@ import torch
 
 import crossdev  # noqa: F401  (registers torch.ops.crossdev)
 from autograd_kernel_check import autograd_kernel_check
+from conftest import register_sim_where_allowed
 from op_samples import op_arguments
 
 OPS = crossdev.ops.op_names()
@@ -55,8 +56,7 @@ EXPECTED_FAILURES = {
 
 @pytest.fixture(scope="module", autouse=True)
 def sim_backend():
-    crossdev.sim.register()
-    crossdev.sim.set_profile("plain")
+    register_sim_where_allowed(crossdev)
 
 
 def sample(op, shape_set, dtype, device, requires_grad=True):

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # crossdev on a lent GPU machine, in one call of the device tool (offline: nothing can be fetched there).
 #   ci/gpu/run.sh [all|build|test|report|peers]        (all: the four in that order, each bounded)
+#   ci/gpu/run.sh smoke                                (build, then only the checks that failed on a GPU before)
 #   ci/gpu/run.sh diagnose|link-rules                  (where a crash comes from; see each function)
 # The image's own python3 holds a CUDA torch; crossdev's wheel is built from $BUILD and installed into that
 # interpreter's environment (make install VENV=<its prefix>), so `make test` and the report run the installed
@@ -62,7 +63,7 @@ pack() {
     echo "== report"; tail -15 "$W/report.log" 2>/dev/null; cat "$W/report/summary.md" 2>/dev/null
     echo "== peers"; tail -5 "$W/peers.log" 2>/dev/null; } > "$FINAL_OUT/summary.txt" 2>&1
   cp "$BUILD/ctest.log" "$W/" 2>/dev/null
-  tar czf "$FINAL_OUT/logs.tgz" -C "$W" --ignore-failed-read timeline.txt machine.txt build.log test.log ctest.log report.log peers.log diagnose.txt link_rules.txt link_rules_build.log 2>/dev/null
+  tar czf "$FINAL_OUT/logs.tgz" -C "$W" --ignore-failed-read timeline.txt machine.txt build.log test.log ctest.log report.log peers.log smoke.log diagnose.txt link_rules.txt link_rules_build.log 2>/dev/null
   [[ -d "$W/report" ]] && tar czf "$FINAL_OUT/report.tgz" -C "$W" report 2>/dev/null
   compgen -G "$W/peer_bench_cuda*" > /dev/null && tar czf "$FINAL_OUT/peers.tgz" -C "$W" $(cd "$W" && ls peer_bench_cuda*) 2>/dev/null
   return 0
@@ -153,6 +154,24 @@ except Exception as e:
   say "diagnose done"
 }
 
+run_smoke() {
+  # The checks that failed on a GPU host before (README.md, docs/benchmarks.md), after a build: the error
+  # classifier's gtest cases; the Python files whose calls crashed, the binding checks, and the files that
+  # registered sim beside the real cuda; one line per test. Minutes, where `all` takes the whole deadline.
+  preload_stdcxx
+  bounded 60 20 ctest --test-dir "$BUILD" -R "ErrorClassifier|DeviceSafe|MatrixLoader" -j "$JOBS" --output-on-failure \
+    > "$W/smoke.log" 2>&1
+  say "smoke ctest rc=$?; $(grep -E 'tests passed|tests failed' "$W/smoke.log" | tail -1)"
+  ( cd conformance/python && CROSSDEV_BUILD_DIR="$PWD/../../$BUILD" bounded 200 5 python3 -m pytest -vv -rfE \
+      -p no:cacheprovider -n "$JOBS" --dist loadfile test_manager_errors.py test_manager_api.py test_ops_out_and_errors.py \
+      test_dropout_generator.py test_library_binding.py test_sim_registration_sites.py test_double_backward.py \
+      test_opcheck.py ) >> "$W/smoke.log" 2>&1
+  local rc=$?
+  say "smoke pytest rc=$rc; $(grep -E '[0-9]+ (passed|failed)' "$W/smoke.log" | tail -1)"
+  grep -E " (FAILED|ERROR) |^(FAILED|ERROR) " "$W/smoke.log" | cut -c1-300 | head -40 > "$FINAL_OUT/smoke_failures.txt"
+  return $rc
+}
+
 run_link_rules() {
   # Which of cmake/CrossdevLinking.cmake's rules a host's crash depends on: one CPU-flavour build (the crashes
   # are in host code), relinked for each subset of CROSSDEV_LINK_RULES (only the link steps rerun), each run
@@ -204,8 +223,9 @@ case "$phase" in
   peers) run_peers ;;
   diagnose) run_diagnose ;;
   link-rules) run_link_rules ;;
+  smoke) run_build && run_smoke ;;
   all) run_build && { run_test; pack; run_report; pack; run_peers; } ;;
-  *) echo "usage: ci/gpu/run.sh [all|build|test|report|peers|diagnose|link-rules]" >&2; exit 2 ;;
+  *) echo "usage: ci/gpu/run.sh [all|build|test|report|peers|smoke|diagnose|link-rules]" >&2; exit 2 ;;
 esac
 rc=$?
 pack

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <sstream>
+#include <string_view>
+#include <utility>
 
 namespace crossdev::ops {
 
@@ -58,7 +60,11 @@ bool broadcastable(c10::SymIntArrayRef a, c10::SymIntArrayRef b) {
 }
 
 bool broadcastable(at::IntArrayRef a, at::IntArrayRef b) {
-  return broadcastable(c10::fromIntArrayRefSlow(a), c10::fromIntArrayRefSlow(b));
+  for (std::size_t i = 1; i <= std::min(a.size(), b.size()); ++i) {
+    const std::int64_t x = a[a.size() - i], y = b[b.size() - i];
+    if (x != y && x != 1 && y != 1) return false;
+  }
+  return true;
 }
 
 bool broadcasts_to(c10::SymIntArrayRef b, c10::SymIntArrayRef a) {
@@ -76,7 +82,16 @@ bool broadcasts_to(c10::SymIntArrayRef b, c10::SymIntArrayRef a) {
 }
 
 bool broadcasts_to(at::IntArrayRef b, at::IntArrayRef a) {
-  return broadcasts_to(c10::fromIntArrayRefSlow(b), c10::fromIntArrayRefSlow(a));
+  if (b.size() > a.size()) return false;
+  for (std::size_t i = 1; i <= b.size(); ++i) {
+    const std::int64_t y = b[b.size() - i];
+    if (y != 1 && y != a[a.size() - i]) return false;
+  }
+  return true;
+}
+
+bool has_symbolic_sizes(const at::Tensor& t) {
+  return t.defined() && t.unsafeGetTensorImpl()->has_symbolic_sizes_strides();
 }
 
 c10::Device call_device(const OpCall& call) {
@@ -93,18 +108,32 @@ at::ScalarType call_dtype(const OpCall& call) {
   return at::kFloat;
 }
 
+namespace {
+// The inputs' names as string_views (InputSpec::name points at a literal), so a predicate that runs
+// on every kernel call does not measure a C string per input per call.
+std::vector<std::pair<std::string_view, InputSpec>> named_inputs(const std::vector<InputSpec>& inputs) {
+  std::vector<std::pair<std::string_view, InputSpec>> named;
+  for (const InputSpec& in : inputs) named.emplace_back(in.name, in);
+  return named;
+}
+}  // namespace
+
 Predicate required_inputs_present(const std::vector<InputSpec>& inputs) {
   return {"required_inputs_present",
-          [inputs](const OpCall& call) -> std::string {
-            for (const InputSpec& in : inputs) {
-              if (in.required && !call.has_tensor(in.name)) {
+          [named = named_inputs(inputs)](const OpCall& call) -> std::string {
+            std::size_t known = 0;  // the call's entries that are inputs
+            for (const auto& [name, in] : named) {
+              const at::Tensor* t = call.tensors.get(name);
+              known += t != nullptr ? 1 : 0;
+              if (in.required && (t == nullptr || !t->defined())) {
                 return std::string("input '") + in.name + "' is required but missing";
               }
             }
+            if (known == call.tensors.size()) return "";
             for (const auto& [name, t] : call.tensors) {
-              bool known = false;
-              for (const InputSpec& in : inputs) known = known || name == in.name;
-              if (!known && t.defined()) return "unknown input '" + name + "'";
+              bool is_input = false;
+              for (const auto& entry : named) is_input = is_input || name == entry.first;
+              if (!is_input && t.defined()) return "unknown input '" + name + "'";
             }
             return "";
           },
@@ -113,11 +142,11 @@ Predicate required_inputs_present(const std::vector<InputSpec>& inputs) {
 
 Predicate input_dtypes_consistent(const std::vector<InputSpec>& inputs) {
   return {"input_dtypes_consistent",
-          [inputs](const OpCall& call) -> std::string {
+          [named = named_inputs(inputs)](const OpCall& call) -> std::string {
             const char* first_name = nullptr;
             at::ScalarType first = at::ScalarType::Undefined;
-            for (const InputSpec& in : inputs) {
-              const at::Tensor& t = call.tensor(in.name);
+            for (const auto& [name, in] : named) {
+              const at::Tensor& t = call.tensor(name);
               if (!t.defined()) continue;
               if (in.kind == InputKind::Mask) {
                 if (t.scalar_type() != at::kBool) {

@@ -32,6 +32,9 @@ bool broadcastable(at::IntArrayRef a, at::IntArrayRef b);
 // `b` broadcasts to exactly `a` (it may not enlarge it).
 bool broadcasts_to(c10::SymIntArrayRef b, c10::SymIntArrayRef a);
 bool broadcasts_to(at::IntArrayRef b, at::IntArrayRef a);
+// Whether `t` (defined) has symbolic sizes (the Meta kernel under torch.compile(dynamic=True),
+// torch.export): a predicate may take a concrete-size path, with plain integers, when none has.
+bool has_symbolic_sizes(const at::Tensor& t);
 c10::Device call_device(const OpCall& call);           // device of the first defined tensor
 at::ScalarType call_dtype(const OpCall& call);         // dtype of the first floating tensor
 

@@ -96,6 +96,13 @@ T& NamedValues<T>::operator[](std::string_view name) {
 }
 
 template <typename T>
+void NamedValues<T>::append_in_order(const std::string& name, const T& value) {
+  TORCH_INTERNAL_ASSERT_DEBUG_ONLY(entries_.empty() || name_less(entries_.back().first, name), "'", name,
+                                   "' does not sort after '", entries_.back().first, "'");
+  entries_.emplace_back(name, value);
+}
+
+template <typename T>
 T& NamedValues<T>::at(std::string_view name) {
   const iterator it = find(name);
   TORCH_CHECK_INDEX(it != end(), "no entry named '", name, "'");

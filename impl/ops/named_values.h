@@ -47,6 +47,9 @@ class NamedValues {
   const T* get(std::string_view name) const;  // nullptr when absent
 
   T& operator[](std::string_view name);        // inserts a default T when absent
+  // Appends an entry whose name sorts after every present one (the caller knows the order, e.g.
+  // the typed kernels' argument slots sorted once per op): no search and no shifting.
+  void append_in_order(const std::string& name, const T& value);
   T& at(std::string_view name);                // IndexError when absent
   const T& at(std::string_view name) const;
   std::size_t erase(std::string_view name);

@@ -3,6 +3,7 @@
 // length, share prefixes, or hold bytes above 0x7f (std::string orders them as unsigned char).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,6 +35,19 @@ TEST(NamedValues, IteratesInTheOrderOfAStdMapWhateverTheInsertionOrder) {
     EXPECT_EQ(names_of(values), expected) << "rotation " << rotate;
     EXPECT_EQ(values.to_map(), oracle);
   }
+}
+
+// The typed kernels sort an op's argument names once with std::string's < and append each call's
+// values in that order (typed_kernels.h): that must build the table inserting them one by one does.
+TEST(NamedValues, AppendingInStdStringOrderBuildsWhatInsertingBuilds) {
+  std::vector<std::string> sorted = kNames;
+  std::sort(sorted.begin(), sorted.end());
+  NamedValues<double> appended, inserted;
+  for (std::size_t i = 0; i < sorted.size(); ++i) appended.append_in_order(sorted[i], static_cast<double>(i));
+  for (std::size_t i = sorted.size(); i-- > 0;) inserted[sorted[i]] = static_cast<double>(i);
+  EXPECT_EQ(names_of(appended), names_of(inserted));
+  EXPECT_TRUE(appended == inserted);
+  for (const std::string& name : kNames) EXPECT_EQ(appended.at(name), inserted.at(name)) << name;
 }
 
 TEST(NamedValues, FindsOnlyTheExactName) {

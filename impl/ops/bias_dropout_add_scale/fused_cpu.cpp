@@ -168,7 +168,8 @@ at::Tensor forward(const OpCall& call) {
   const at::Tensor x = call.tensor("x");
   const at::Tensor bias = call.tensor("bias");
   // Contiguous, so an element's offset from the base is its row-major index: the mask counter.
-  at::Tensor out = output_for(call, bias.defined() ? at::infer_size(x.sizes(), bias.sizes()) : x.sizes().vec(), x.options());
+  at::Tensor out =
+      output_for(call, bias.defined() ? at::infer_size_dimvector(x.sizes(), bias.sizes()) : at::DimVector(x.sizes()), x.options());
 
   RowOperand rx, rbias, rscale, rresidual;
   const bool rows = out.dim() > 0 && out.numel() > 0 && x.sizes() == out.sizes() && as_row_operand(x, out, rx) &&

@@ -3,6 +3,9 @@
 #include <ATen/TensorOperators.h>
 #include <c10/util/accumulate.h>
 
+#include <type_traits>
+#include <utility>
+
 #include "ops/library/register_op.h"
 #include "ops/bias_dropout_add_scale/kernels.h"
 #include "ops/eligibility.h"
@@ -12,23 +15,54 @@
 namespace crossdev::ops {
 namespace {
 
+// The sizes of `t` as the predicate compares them: integers on concrete tensors (every call
+// outside symbolic tracing: no SymInt vector built), SymInts on the Meta kernel's symbolic ones.
+template <bool Symbolic>
+auto sizes_of(const at::Tensor& t) {
+  if constexpr (Symbolic) {
+    return t.sym_sizes();
+  } else {
+    return t.sizes();
+  }
+}
+
+template <bool Symbolic>
+std::string shapes_failure(const at::Tensor& x, const at::Tensor& bias, const at::Tensor& scale,
+                           const at::Tensor& residual) {
+  if (bias.defined() && !broadcastable(sizes_of<Symbolic>(x), sizes_of<Symbolic>(bias))) {
+    return "bias " + sizes_text(bias) + " must broadcast with x " + sizes_text(x);
+  }
+  using Shape = std::conditional_t<Symbolic, c10::SymDimVector, at::DimVector>;
+  Shape shape(sizes_of<Symbolic>(x).begin(), sizes_of<Symbolic>(x).end());
+  if (bias.defined()) {
+    if constexpr (Symbolic) {
+      shape = at::infer_size_symdimvector(x.sym_sizes(), bias.sym_sizes());
+    } else {
+      shape = at::infer_size_dimvector(x.sizes(), bias.sizes());
+    }
+  }
+  const std::pair<const char*, const at::Tensor*> operands[] = {{"scale", &scale}, {"residual", &residual}};
+  for (const auto& [name, t] : operands) {
+    if (t->defined() && !broadcasts_to(sizes_of<Symbolic>(*t), shape)) {
+      return std::string(name) + " " + sizes_text(*t) + " must broadcast to the shape of x + bias " +
+             c10::str(c10::ArrayRef<typename Shape::value_type>(shape)) + " without enlarging it";
+    }
+  }
+  return "";
+}
+
 Predicate bias_dropout_shapes() {
   return {"bias_dropout_add_scale_shapes", [](const OpCall& call) -> std::string {
             const at::Tensor& x = call.tensor("x");
             const at::Tensor& bias = call.tensor("bias");
-            if (bias.defined() && !broadcastable(x.sym_sizes(), bias.sym_sizes())) {
-              return "bias " + sizes_text(bias) + " must broadcast with x " + sizes_text(x);
-            }
-            const c10::SymDimVector shape = bias.defined() ? at::infer_size_symdimvector(x.sym_sizes(), bias.sym_sizes())
-                                                           : c10::SymDimVector(x.sym_sizes().begin(), x.sym_sizes().end());
-            for (const char* name : {"scale", "residual"}) {
-              const at::Tensor& t = call.tensor(name);
-              if (t.defined() && !broadcasts_to(t.sym_sizes(), shape)) {
-                return std::string(name) + " " + sizes_text(t) + " must broadcast to the shape of x + bias " +
-                       c10::str(c10::SymIntArrayRef(shape)) + " without enlarging it";
-              }
-            }
-            if (call.has_tensor("scale") && call.scalar("scale_value", 1.0) != 1.0) {
+            const at::Tensor& scale = call.tensor("scale");
+            const at::Tensor& residual = call.tensor("residual");
+            const bool symbolic = has_symbolic_sizes(x) || has_symbolic_sizes(bias) || has_symbolic_sizes(scale) ||
+                                  has_symbolic_sizes(residual);
+            std::string failure = symbolic ? shapes_failure<true>(x, bias, scale, residual)
+                                           : shapes_failure<false>(x, bias, scale, residual);
+            if (!failure.empty()) return failure;
+            if (scale.defined() && call.scalar("scale_value", 1.0) != 1.0) {
               return "scale given both as a tensor and as scale_value";
             }
             return "";
@@ -118,7 +152,7 @@ generator_stream::Stream bias_dropout_add_scale::draw_mask_stream(const OpCall& 
   const at::Tensor x = call.tensor("x");
   const at::Tensor bias = call.tensor("bias");
   const std::int64_t elements =
-      bias.defined() ? c10::multiply_integers(at::infer_size(x.sizes(), bias.sizes())) : x.numel();
+      bias.defined() ? c10::multiply_integers(at::infer_size_dimvector(x.sizes(), bias.sizes())) : x.numel();
   return generator_stream::draw(generator_stream::generator_for(call.generator, x.device()),
                                 static_cast<std::uint64_t>(elements));
 }

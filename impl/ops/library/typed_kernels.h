@@ -19,6 +19,7 @@
 #include <c10/core/GradMode.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -50,20 +51,44 @@ inline bool requires_grad_of(const std::optional<at::Tensor>& t) { return t.has_
 template <typename T>
 bool requires_grad_of(const T& /*not a tensor*/) { return false; }
 
-// One argument of the typed kernel into the call (the slot says which role the schema gives it).
-inline void put_argument(OpCall& call, const ArgumentSlot& slot, const at::Tensor& t) {
-  if (t.defined()) call.tensors[slot.name] = t;
+// One call's arguments by schema position, staged so that they enter the OpCall's name-sorted
+// tensors and scalars in name order (NamedValues::append_in_order: no search, no shifting).
+struct StagedArguments {
+  static constexpr std::size_t kMaxArguments = 16;
+  const at::Tensor* tensors[kMaxArguments] = {};  // nullptr: not a tensor, or not given
+  double scalars[kMaxArguments] = {};
+};
+
+// One argument of the typed kernel (schema position `i`): staged, or straight into the call.
+inline void stage_argument(StagedArguments& staged, std::size_t i, OpCall& /*call*/, const at::Tensor& t) {
+  if (t.defined()) staged.tensors[i] = &t;
 }
-inline void put_argument(OpCall& call, const ArgumentSlot& slot, const std::optional<at::Tensor>& t) {
-  if (t.has_value() && t->defined()) call.tensors[slot.name] = *t;
+inline void stage_argument(StagedArguments& staged, std::size_t i, OpCall& /*call*/, const std::optional<at::Tensor>& t) {
+  if (t.has_value() && t->defined()) staged.tensors[i] = &*t;
 }
-inline void put_argument(OpCall& call, const ArgumentSlot& slot, double value) { call.scalars[slot.name] = value; }
-inline void put_argument(OpCall& call, const ArgumentSlot& slot, std::int64_t value) {
-  call.scalars[slot.name] = static_cast<double>(value);
+inline void stage_argument(StagedArguments& staged, std::size_t i, OpCall& /*call*/, double value) {
+  staged.scalars[i] = value;
 }
-inline void put_argument(OpCall& call, const ArgumentSlot& /*training*/, bool value) { call.training = value; }
-inline void put_argument(OpCall& call, const ArgumentSlot& /*generator*/, const std::optional<at::Generator>& g) {
+inline void stage_argument(StagedArguments& staged, std::size_t i, OpCall& /*call*/, std::int64_t value) {
+  staged.scalars[i] = static_cast<double>(value);
+}
+inline void stage_argument(StagedArguments& /*staged*/, std::size_t /*training*/, OpCall& call, bool value) {
+  call.training = value;
+}
+inline void stage_argument(StagedArguments& /*staged*/, std::size_t /*generator*/, OpCall& call,
+                           const std::optional<at::Generator>& g) {
   call.generator = g;
+}
+
+// The schema positions of the slots with `role`, in the order of their names (std::string's <,
+// NamedValues' order).
+inline std::vector<std::size_t> positions_by_name(const std::vector<ArgumentSlot>& slots, ArgumentRole role) {
+  std::vector<std::size_t> positions;
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    if (slots[i].role == role) positions.push_back(i);
+  }
+  std::sort(positions.begin(), positions.end(), [&](std::size_t a, std::size_t b) { return slots[a].name < slots[b].name; });
+  return positions;
 }
 
 template <const OpDefinition& (*Definition)(), typename Signature>
@@ -74,6 +99,9 @@ struct TypedKernels<Definition, at::Tensor(Args...)> {
   // Set once by prepare(), during static registration; constant-initialized to null before.
   static inline const OpDefinition* definition = nullptr;
   static inline const std::vector<ArgumentSlot>* slots = nullptr;
+  // The schema positions of the tensor and of the scalar arguments, in name order.
+  static inline const std::vector<std::size_t>* tensor_positions = nullptr;
+  static inline const std::vector<std::size_t>* scalar_positions = nullptr;
 
   static void prepare() {
     if (slots != nullptr) return;
@@ -81,12 +109,22 @@ struct TypedKernels<Definition, at::Tensor(Args...)> {
     auto* s = new std::vector<ArgumentSlot>(argument_slots(*definition));  // lives as long as the kernels
     TORCH_CHECK(s->size() == sizeof...(Args), "crossdev op '", definition->name, "': CROSSDEV_REGISTER_OP's signature has ",
                 sizeof...(Args), " arguments but the schema '", definition->schema, "' has ", s->size());
+    TORCH_CHECK(s->size() <= StagedArguments::kMaxArguments, "crossdev op '", definition->name, "' has ", s->size(),
+                " arguments; the typed kernels take at most ", StagedArguments::kMaxArguments);
+    tensor_positions = new std::vector<std::size_t>(positions_by_name(*s, ArgumentRole::Tensor));
+    scalar_positions = new std::vector<std::size_t>(positions_by_name(*s, ArgumentRole::Scalar));
     slots = s;
   }
 
   static void fill(OpCall& call, const Args&... args) {
+    StagedArguments staged;
+    std::size_t position = 0;
+    (stage_argument(staged, position++, call, args), ...);  // left to right: the schema's order
     const ArgumentSlot* slot = slots->data();
-    (put_argument(call, *slot++, args), ...);  // left to right: the schema's order
+    for (const std::size_t i : *tensor_positions) {
+      if (staged.tensors[i] != nullptr) call.tensors.append_in_order(slot[i].name, *staged.tensors[i]);
+    }
+    for (const std::size_t i : *scalar_positions) call.scalars.append_in_order(slot[i].name, staged.scalars[i]);
   }
 
   // Whether a differentiable input (ArgumentSlot::differentiable) requires grad.

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "ops/cpu/dispatch.h"
@@ -93,17 +94,13 @@ opmath_t exp_row(const RowLogits<scalar_t>& logits, std::int64_t tk, opmath_t* b
 // forward's scaling loop, so both paths give the same bits.
 constexpr std::int64_t kShortRowVectors = 4;
 
-template <int Vectors, typename scalar_t>
-void softmax_short_row(const RowLogits<scalar_t>& logits, scalar_t* dst) {
+// `e` holds the row's logits (Vectors vectors) and is overwritten with its exponentials.
+template <int Vectors, typename scalar_t, typename Vec>
+void softmax_short_row_of(Vec* e, scalar_t* dst) {
   using IO = cpu::VecIO<scalar_t>;
   using opmath_t = typename IO::opmath_t;
-  using Vec = typename IO::Vec;
-  Vec e[Vectors];
   Vec vmax(RowLogits<scalar_t>::kNegInf);
-  for (int k = 0; k < Vectors; ++k) {
-    e[k] = logits.vec(k * IO::kWidth);
-    vmax = at::vec::maximum(vmax, e[k]);
-  }
+  for (int k = 0; k < Vectors; ++k) vmax = at::vec::maximum(vmax, e[k]);
   const opmath_t max = at::vec::vec_reduce_all<opmath_t>([](Vec a, Vec b) { return at::vec::maximum(a, b); }, vmax);
   if (max == RowLogits<scalar_t>::kNegInf) {
     for (int k = 0; k < Vectors; ++k) IO::store(dst + k * IO::kWidth, Vec(opmath_t(0)));
@@ -117,6 +114,83 @@ void softmax_short_row(const RowLogits<scalar_t>& logits, scalar_t* dst) {
   const opmath_t inv = opmath_t(1) / cpu::reduce_add<opmath_t>(acc);
   for (int k = 0; k < Vectors; ++k) IO::store(dst + k * IO::kWidth, e[k] * Vec(inv));
 }
+
+template <int Vectors, typename scalar_t>
+void softmax_short_row(const RowLogits<scalar_t>& logits, scalar_t* dst) {
+  using Vec = typename cpu::VecIO<scalar_t>::Vec;
+  Vec e[Vectors];
+  for (int k = 0; k < Vectors; ++k) e[k] = logits.vec(k * cpu::VecIO<scalar_t>::kWidth);
+  softmax_short_row_of<Vectors>(e, dst);
+}
+
+#if defined(CPU_CAPABILITY_AVX512)
+// Sixteen rows of one float vector each (Tk = 16 in float32, float16 or bfloat16: the per-call
+// figure's rows), done together. A row alone spends most of its time in its two horizontal
+// reductions (max, then sum: four shuffle-and-combine steps each, one after the other); here one
+// transposed tree reduces all sixteen rows at once (15 combines and 30 shuffles per reduction
+// instead of 64 and 64), and one division gives all sixteen reciprocals. Every row's max, sum
+// and reciprocal are the same bits as softmax_short_row_of<1>'s: the tree pairs each row's lanes
+// exactly as at::vec::vec_reduce_all's AVX512 float reduction does (halves of 256, 128, 64 and 32
+// bits, the lower lanes first), and an IEEE division or product does not depend on the lane.
+namespace sixteen_rows {
+
+// One level of the tree over two vectors a and b: the X lanes and the Y lanes of each, combined.
+// 256: X = (a.q0 a.q1 | b.q0 b.q1), Y = (a.q2 a.q3 | b.q2 b.q3) (qN: 128-bit quarter N);
+// 128: X = (a.q0 a.q2 b.q0 b.q2), Y = (a.q1 a.q3 b.q1 b.q3); 64 and 32: within each quarter.
+template <typename Op> __m512 level256(__m512 a, __m512 b, Op op) {
+  return op(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xEE));
+}
+template <typename Op> __m512 level128(__m512 a, __m512 b, Op op) {
+  return op(_mm512_shuffle_f32x4(a, b, 0x88), _mm512_shuffle_f32x4(a, b, 0xDD));
+}
+template <typename Op> __m512 level64(__m512 a, __m512 b, Op op) {
+  return op(_mm512_shuffle_ps(a, b, 0x44), _mm512_shuffle_ps(a, b, 0xEE));
+}
+template <typename Op> __m512 level32(__m512 a, __m512 b, Op op) {
+  return op(_mm512_shuffle_ps(a, b, 0x88), _mm512_shuffle_ps(a, b, 0xDD));
+}
+
+// op over the lanes of each of 16 vectors; row r's result is in lane lane_of(r).
+template <typename Op>
+__m512 reduce_rows(const __m512 (&v)[16], Op op) {
+  __m512 halves[8], quarters[4], pairs[2];
+  for (int k = 0; k < 8; ++k) halves[k] = level256(v[2 * k], v[2 * k + 1], op);          // rows 2k | 2k+1
+  for (int k = 0; k < 4; ++k) quarters[k] = level128(halves[2 * k], halves[2 * k + 1], op);  // quarter i: row 4k+i
+  for (int k = 0; k < 2; ++k) pairs[k] = level64(quarters[2 * k], quarters[2 * k + 1], op);
+  return level32(pairs[0], pairs[1], op);  // lane 4i+j: row 4j+i
+}
+constexpr int lane_of(int row) { return 4 * (row % 4) + row / 4; }
+inline __m512 broadcast_lane(__m512 v, int lane) { return _mm512_permutexvar_ps(_mm512_set1_epi32(lane), v); }
+
+// `logits`: each row's logits (softmax_short_row_of<1>'s e[0]); dst: each row's output.
+template <typename scalar_t>
+void softmax(const __m512 (&logits)[16], scalar_t* const (&dst)[16]) {
+  using Vec = at::vec::Vectorized<float>;
+  using IO = cpu::VecIO<scalar_t>;
+  const auto maximum = [](__m512 a, __m512 b) -> __m512 { return at::vec::maximum(Vec(a), Vec(b)); };
+  const auto add = [](__m512 a, __m512 b) -> __m512 { return Vec(a) + Vec(b); };
+  const __m512 row_max = reduce_rows(logits, maximum);
+  const __mmask16 all_masked =
+      _mm512_cmp_ps_mask(row_max, _mm512_set1_ps(RowLogits<scalar_t>::kNegInf), _CMP_EQ_OQ);  // by lane
+  __m512 e[16], acc[16];
+  for (int r = 0; r < 16; ++r) {
+    e[r] = (Vec(logits[r]) - Vec(broadcast_lane(row_max, lane_of(r)))).exp_u20();
+    acc[r] = Vec(0.0f) + Vec(e[r]);
+  }
+  const __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.0f), reduce_rows(acc, add));
+  for (int r = 0; r < 16; ++r) {
+    const bool masked = (all_masked >> lane_of(r)) & 1;
+    IO::store(dst[r], masked ? Vec(0.0f) : Vec(e[r]) * Vec(broadcast_lane(inv, lane_of(r))));
+  }
+}
+
+}  // namespace sixteen_rows
+
+// Whether rows of scalar_t are one vector of 16 floats when they have 16 keys.
+template <typename scalar_t>
+constexpr bool kSixteenRows =
+    std::is_same_v<typename cpu::VecIO<scalar_t>::opmath_t, float> && cpu::VecIO<scalar_t>::kWidth == 16;
+#endif
 
 template <typename scalar_t>
 void softmax_short_row(const RowLogits<scalar_t>& logits, std::int64_t vectors, scalar_t* dst) {
@@ -211,6 +285,42 @@ class MaskRows {
   std::optional<cpu::RowReader<bool>> reader_;   // over expanded_
 };
 
+// Rows [begin, end) of 16 keys, sixteen at a time (sixteen_rows::softmax), the rest one at a time;
+// false (nothing done) where rows of scalar_t are not one vector of 16 floats or not on AVX512.
+template <typename scalar_t>
+bool softmax_rows_by_sixteen(const cpu::RowReader<scalar_t>& sr, std::optional<MaskRows::Cursor>& mask_row,
+                             bool* mask_scratch, scalar_t* scratch, float scale, std::int64_t begin, std::int64_t end,
+                             scalar_t* out) {
+#if defined(CPU_CAPABILITY_AVX512)
+  if constexpr (kSixteenRows<scalar_t>) {
+    using Vec = at::vec::Vectorized<float>;
+    __m512 logits[16];
+    scalar_t* dst[16];
+    int staged = 0;
+    for (std::int64_t r = begin; r < end; ++r) {
+      const bool* mrow = nullptr;
+      if (mask_row) {
+        if (r > begin) mask_row->next();
+        mrow = mask_row->row(mask_scratch);
+      }
+      logits[staged] = RowLogits<scalar_t>{sr.row(r, scratch), mrow, scale}.vec(0);
+      dst[staged] = out + r * 16;
+      if (++staged == 16) {
+        sixteen_rows::softmax(logits, dst);
+        staged = 0;
+      }
+    }
+    for (int k = 0; k < staged; ++k) {  // the range's last rows
+      Vec e[1] = {Vec(logits[k])};
+      softmax_short_row_of<1>(e, dst[k]);
+    }
+    return true;
+  }
+#endif
+  (void)sr, (void)mask_row, (void)mask_scratch, (void)scratch, (void)scale, (void)begin, (void)end, (void)out;
+  return false;
+}
+
 struct Rows {
   at::Tensor scores;
   std::optional<MaskRows> mask;  // nullopt: no mask
@@ -250,6 +360,10 @@ at::Tensor forward(const OpCall& call) {
       opmath_t* buf = buffer.data();
       std::optional<MaskRows::Cursor> mask_row;
       if (mr) mask_row.emplace(*mr, begin);
+      if (tk == 16 && softmax_rows_by_sixteen<scalar_t>(sr, mask_row, reinterpret_cast<bool*>(mask_scratch.data()),
+                                                         scratch.data(), static_cast<opmath_t>(scale), begin, end, op)) {
+        return;
+      }
       for (std::int64_t r = begin; r < end; ++r) {
         const bool* mrow = nullptr;
         if (mask_row) {

@@ -6,9 +6,10 @@
 // The signature is written once, next to the schema, in the op's CROSSDEV_REGISTER_OP line; the
 // dispatcher compares it with the schema when the kernel is registered and refuses a mismatch at
 // load. What each argument means (an input tensor, a scalar, `training`, `seed`, the generator)
-// comes from the schema's argument names, read once at registration (argument_slots): a call
-// copies its arguments into an OpCall's slots by position, with no lookup of the op, no map and
-// no string built while the call is valid. The kernels' logic is not templated (forward_kernels.cpp).
+// comes from the schema's argument names, read once at registration (argument_slots, and the
+// tensor and scalar positions sorted by name): a call stages its arguments by position and appends
+// them to the OpCall's name-sorted tables in that order, with no lookup of the op, no search, no
+// map and no string built while the call is valid. The kernels' logic is not templated (forward_kernels.cpp).
 //
 // The Autograd kernel of crossdev::<op> is typed too: a call that needs no graph (grad mode off,
 // or no differentiable input requires grad) goes straight to the backend's typed kernel through a

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import crossdev
-from conftest import register_sim_where_allowed
+from conftest import register_sim_where_allowed, requires_sim
 
 crossdev.load()  # registers torch.ops.crossdev
 OP = torch.ops.crossdev.bias_dropout_add_scale
@@ -97,15 +97,20 @@ def test_no_dropout_draws_nothing(device):
     assert torch.equal(dropout(x).cpu(), expected.cpu())  # the generator has not moved
 
 
-def test_fused_cpu_and_composite_kernels_drop_the_same_elements():
-    # One stream, two kernels: the fused CPU kernel, and the composite kernel sim runs with its own
-    # generator (a CPU engine seeded alike draws the same (seed, offset)); crossdev.ops.run with one
-    # seed hands the fused and the composite ("fallback") kernel a copy of one generator.
+@requires_sim
+def test_fused_cpu_kernel_and_sim_composite_kernel_drop_the_same_elements():
+    # One torch.manual_seed, two kernels: the fused CPU kernel, and the composite kernel sim runs with
+    # its own generator (a CPU engine seeded alike draws the same (seed, offset)).
     torch.manual_seed(42)
     on_cpu = dropout(ones("cpu"))
     torch.manual_seed(42)
     on_sim = dropout(ones("sim"))
     assert torch.equal(on_cpu, on_sim.cpu())
+
+
+def test_fused_and_composite_kernels_drop_the_same_elements_for_one_seed():
+    # crossdev.ops.run with one seed hands the fused and the composite ("fallback") kernel a copy of
+    # one generator; no sim needed, so this runs beside a real accelerator too.
     tensors = {"x": torch.ones(3, 4099)}  # several 64-element blocks and a ragged tail
     fused = crossdev.ops.run("bias_dropout_add_scale", "fused", tensors, {"p": 0.3}, True, 11)
     composite = crossdev.ops.run("bias_dropout_add_scale", "fallback", tensors, {"p": 0.3}, True, 11)

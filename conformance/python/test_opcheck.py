@@ -24,7 +24,7 @@ import torch
 
 import crossdev  # noqa: F401  (registers torch.ops.crossdev)
 from autograd_kernel_check import autograd_kernel_check
-from conftest import register_sim_where_allowed
+from conftest import register_sim_where_allowed, requires_sim
 from op_samples import op_arguments
 
 OPS = crossdev.ops.op_names()
@@ -161,24 +161,42 @@ def test_pt2_compliant_tag_only_on_overloads_that_pass():
             assert tagged == (name not in failing), f"{name}: tagged={tagged}, expected failures={name in failing}"
 
 
-def test_autograd_kernel_check_fails_on_an_op_without_an_autograd_kernel():
-    # The sim check can fail: an op with a PrivateUse1 kernel (and no CompositeExplicitAutograd
-    # one) and no autograd kernel is refused; given an Autograd kernel, the same op passes.
+def probe_library():
+    """crossdev_opcheck_probe: no_autograd (a PrivateUse1 and a CPU kernel, no CompositeExplicitAutograd
+    one, no autograd kernel) and with_autograd (the same kernels and a registered autograd formula)."""
     lib = torch.library.Library("crossdev_opcheck_probe", "DEF")
+    for name in ("no_autograd", "with_autograd"):
+        lib.define(f"{name}(Tensor x) -> Tensor")
+        for key in ("PrivateUse1", "CPU"):
+            lib.impl(name, lambda x: x.cpu().mul(2).to(x.device), key)
+    torch.library.register_autograd("crossdev_opcheck_probe::with_autograd", lambda ctx, g: g * 2, lib=lib)
+    return lib
+
+
+@requires_sim
+def test_autograd_kernel_check_fails_on_a_sim_op_without_an_autograd_kernel():
+    # The sim check can fail: an op with a PrivateUse1 kernel and no autograd kernel is refused;
+    # given an Autograd kernel, the same op passes.
+    lib = probe_library()
     try:
-        lib.define("no_autograd(Tensor x) -> Tensor")
-        lib.impl("no_autograd", lambda x: x.cpu().mul(2).to(x.device), "PrivateUse1")
-        lib.define("with_autograd(Tensor x) -> Tensor")
-        lib.impl("with_autograd", lambda x: x.cpu().mul(2).to(x.device), "PrivateUse1")
-        torch.library.register_autograd("crossdev_opcheck_probe::with_autograd", lambda ctx, g: g * 2, lib=lib)
         x = torch.randn(4, 8, dtype=torch.float64).to("sim").requires_grad_(True)
         with pytest.raises(AssertionError, match=r"crossdev_opcheck_probe::no_autograd: inputs require grad but the "
                                                  r"dispatcher reaches no autograd kernel at AutogradPrivateUse1"):
             autograd_kernel_check(torch.ops.crossdev_opcheck_probe.no_autograd.default, (x,))
         autograd_kernel_check(torch.ops.crossdev_opcheck_probe.with_autograd.default, (x,))
-        # and on the cpu, where opcheck's own check runs, the same op is refused there too
+    finally:
+        lib._destroy()
+
+
+def test_autograd_kernel_check_fails_on_a_cpu_op_without_an_autograd_kernel():
+    # On the cpu, where opcheck's own check runs, the same op is refused too (no sim needed, so this
+    # runs beside a real accelerator as well).
+    lib = probe_library()
+    try:
+        x = torch.randn(4, 8, dtype=torch.float64, requires_grad=True)
         with pytest.raises(AssertionError, match="no autograd kernel at AutogradCPU"):
-            autograd_kernel_check(torch.ops.crossdev_opcheck_probe.no_autograd.default, (x.detach().cpu().requires_grad_(True),))
+            autograd_kernel_check(torch.ops.crossdev_opcheck_probe.no_autograd.default, (x,))
+        autograd_kernel_check(torch.ops.crossdev_opcheck_probe.with_autograd.default, (x,))
     finally:
         lib._destroy()
 

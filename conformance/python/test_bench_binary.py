@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from conftest import ROOT
+from conftest import REAL_ACCELERATOR, ROOT
 
 
 @pytest.fixture(scope="module")
@@ -92,10 +92,15 @@ def test_registration_follows_the_matrix_and_profile(bench_exe, tmp_path):
         """), encoding="utf-8")
     listed = run_bench(bench_exe, f"--crossdev_matrix={path}", "--benchmark_list_tests=true")
     assert listed.returncode == 0, listed.stderr
-    assert listed.stdout.split() == [
+    names = listed.stdout.split()
+    on_cuda = [n for n in names if "/cuda:" in n]
+    assert [n for n in names if n not in on_cuda] == [
         "swiglu/fused/float32/256K/cpu/fwd/real_time", "swiglu/fallback/float32/256K/cpu/fwd/real_time",
         "swiglu/fused/float32/1M/cpu/fwd/real_time", "swiglu/fallback/float32/1M/cpu/fwd/real_time",
         "policy/resolve/c"]
+    # Row a names no devices (cpu and cuda): a real cuda runs it too, timed by CUDA events (manual_time).
+    assert set(on_cuda) == ({f"swiglu/{impl}/float32/{size}/cuda:0/fwd/manual_time" for impl in ("fused", "fallback")
+                             for size in ("256K", "1M")} if REAL_ACCELERATOR == "cuda" else set())
     # The row's cuda device is not on this CPU host: it is named in the context, never run simulated.
     long = run_bench(bench_exe, f"--crossdev_matrix={path}", "--crossdev_profile=long", "--benchmark_list_tests=true",
                      env={"CROSSDEV_SIMULATE": "cuda:2"})

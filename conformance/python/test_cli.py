@@ -6,6 +6,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from conftest import requires_sim
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BAD = sorted((ROOT / "conformance/fixtures/bad_matrices").glob("*.yaml"))
 
@@ -55,7 +57,7 @@ def test_project_matrices_pass_and_label_simulation(cli, tmp_path):
         assert case.get("classname").endswith("." + ids[case.get("name")]["execution"])
 
 
-def test_simulate_marks_devices_and_bundle(cli, tmp_path):
+def test_simulate_marks_devices(cli):
     proc = cli("devices", "--simulate", "cuda:2,mps", "--json")
     assert proc.returncode == 0, proc.stderr
     devices = {d["kind"]: d for d in json.loads(proc.stdout)["devices"]}
@@ -63,6 +65,10 @@ def test_simulate_marks_devices_and_bundle(cli, tmp_path):
     for kind in ("cuda", "mps"):
         assert devices[kind]["provenance"] in ("simulated", "real")
     assert devices["cuda"]["count"] == 2 or devices["cuda"]["provenance"] == "real"
+
+
+@requires_sim  # beside a real accelerator `run` does not simulate (conformance/runner/run_context.cpp)
+def test_simulate_marks_the_bundle(cli, tmp_path):
     out = tmp_path / "b.json"
     cli("run", "--matrix", ROOT / "matrices/context.yaml", "--simulate", "mps", "--out", out, "--quiet")
     target = json.loads(out.read_text())["execution_target"]

@@ -116,7 +116,7 @@ def test_the_bench_times_the_new_op(build_dir, recipe_library, tmp_path):
     matrix = tmp_path / "bench.yaml"
     matrix.write_text("suite: bench\ncases:\n"
                       f"  - {{id: op.recipe, source: s, kind: op, op: {OP}, sizes: [64K], impls: [fused, fallback],"
-                      " passes: [fwd, fwd_bwd]}\n", encoding="utf-8")
+                      " passes: [fwd, fwd_bwd], devices: [cpu]}\n", encoding="utf-8")
     out = tmp_path / "bench.json"
     proc = subprocess.run([exe, f"--crossdev_matrix={matrix}", f"--crossdev_load_library={recipe_library}",
                            "--benchmark_min_time=0.001", f"--benchmark_out={out}", "--benchmark_out_format=json"],

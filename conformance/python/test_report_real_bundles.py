@@ -13,6 +13,8 @@ import pytest
 from crossdev.report.bundle import load_bundle
 from crossdev.report.render import main as render_main
 
+from conftest import requires_sim
+
 REDIRECT_TABLE = "matrices/redirect_table.yaml"
 FAILING = "conformance/fixtures/failing_matrices"
 
@@ -71,6 +73,7 @@ def test_failing_bundle_shows_its_failures_and_gates(bundles, tmp_path, repo_roo
     assert gate(repo_root, bundles["cpu"], bundles["sim"]).returncode == 0
 
 
+@requires_sim  # beside a real accelerator `run --simulate` does not simulate: nothing to label
 def test_simulated_run_is_labelled(bundles, tmp_path):
     doc = json.loads(bundles["sim"].read_text())
     assert doc["execution_target"]["simulated"] is True

@@ -4,18 +4,31 @@
 
 namespace crossdev::ops::portable_random {
 
-std::uint64_t stream_key(std::initializer_list<std::string_view> parts, std::uint64_t seed) noexcept {
-  std::uint64_t hash = 0xCBF29CE484222325ULL;  // FNV-1a offset basis
-  for (std::string_view part : parts) {
-    for (unsigned char c : part) {
-      hash = (hash ^ c) * 0x100000001B3ULL;
-    }
-    hash = (hash ^ 0xFFu) * 0x100000001B3ULL;  // part separator: not a byte of valid UTF-8
-  }
-  return mix64(hash ^ mix64(seed + kGolden));
+namespace {
+constexpr std::uint64_t kFnvOffsetBasis = 0xCBF29CE484222325ULL;
+constexpr std::uint64_t kFnvPrime = 0x100000001B3ULL;
+
+// FNV-1a over one part, then the separator (0xFF: not a byte of valid UTF-8).
+constexpr std::uint64_t fnv_part(std::uint64_t hash, std::string_view part) noexcept {
+  for (unsigned char c : part) hash = (hash ^ c) * kFnvPrime;
+  return (hash ^ 0xFFu) * kFnvPrime;
 }
 
-std::uint64_t dropout_key(std::uint64_t seed) noexcept { return stream_key({"dropout"}, seed); }
+constexpr std::uint64_t keyed(std::uint64_t parts_hash, std::uint64_t seed) noexcept {
+  return mix64(parts_hash ^ mix64(seed + kGolden));
+}
+
+// dropout_key's parts hashed once, at compile time: a dropout call keys its stream per call.
+constexpr std::uint64_t kDropoutPartsHash = fnv_part(kFnvOffsetBasis, "dropout");
+}  // namespace
+
+std::uint64_t stream_key(std::initializer_list<std::string_view> parts, std::uint64_t seed) noexcept {
+  std::uint64_t hash = kFnvOffsetBasis;
+  for (std::string_view part : parts) hash = fnv_part(hash, part);
+  return keyed(hash, seed);
+}
+
+std::uint64_t dropout_key(std::uint64_t seed) noexcept { return keyed(kDropoutPartsHash, seed); }
 
 at::Tensor uniform_tensor(std::uint64_t key, at::IntArrayRef sizes, double lo, double hi) {
   at::Tensor out = at::empty(sizes, at::TensorOptions().dtype(at::kDouble));

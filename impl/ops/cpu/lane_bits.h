@@ -56,6 +56,7 @@ inline __m256i mix64_x4(__m256i z) {
 
 inline std::uint64_t keep_bits(std::uint64_t key, std::uint64_t threshold, std::uint64_t first) {
   namespace pr = portable_random;
+  if (threshold >= pr::kDropAll) return 0;  // p >= 1 or NaN: nothing kept, nothing to hash
   std::uint64_t bits = 0;
 #if defined(CPU_CAPABILITY_AVX512) || defined(CPU_CAPABILITY_AVX2)
   // Lane j hashes key + (first + j + 1) * golden; each step adds lanes * golden (mod 2^64).
@@ -66,9 +67,11 @@ inline std::uint64_t keep_bits(std::uint64_t key, std::uint64_t threshold, std::
   __m512i z = _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(z0)),
                                _mm512_set_epi64(g(7), g(6), g(5), g(4), g(3), g(2), g(1), g(0)));
   const __m512i step = _mm512_set1_epi64(g(8));
-  const __m512i t = _mm512_set1_epi64(static_cast<long long>(threshold));
+  // (w >> 11) >= threshold iff w >= threshold << 11, for threshold < 2^53 (kDropAll returned above):
+  // one shift fewer per 8 elements, the same bits.
+  const __m512i t = _mm512_set1_epi64(static_cast<long long>(threshold << 11));
   for (int b = 0; b < kKeepBlock; b += 8) {
-    const __mmask8 keep = _mm512_cmpge_epu64_mask(_mm512_srli_epi64(mix64_x8(z), 11), t);
+    const __mmask8 keep = _mm512_cmpge_epu64_mask(mix64_x8(z), t);
     bits |= static_cast<std::uint64_t>(keep) << b;
     z = _mm512_add_epi64(z, step);
   }

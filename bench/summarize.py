@@ -29,7 +29,7 @@ _SIZE_MULTIPLIER = {"K": 1024, "M": 1024 * 1024}
 # Every impl a crossdev bench names, in table order (peer_bench.py's, then the C++ bench's torchscript,
 # then the per-call figure's crossdev.functional call and ATen yardsticks: bench/python/per_call.py; then the
 # OpInfo sweep's two sides: bench/python/opinfo_sweep_bench.py).
-IMPLS = ("fused.out", "fused", "functional", "fallback", "aten.out", "aten", "compile", "torchscript", "torch.add",
+IMPLS = ("fused.out", "fused", "functional", "functional.train", "fallback", "aten.out", "aten", "compile", "torchscript", "torch.add",
          "aten.add", "harness", "bare")
 TRIAD_OP = "stream_triad"
 PER_CALL_PASS = "call"  # bench/python/per_call.py: one call at the smallest realistic shape, one thread
@@ -244,7 +244,8 @@ TARGETS: List[Target] = [
     Target("fused_vs_aten_sweep", "allocating fused call vs the best ATen expression (aten), at every size "
            "of the sweep (fp32 fwd, 1K to 8M)", _fwd, lambda g, t: _ratio(g, "aten", "fused"), 1.0, "x"),
     Target("per_call_vs_torch_add", "one crossdev call from Python (crossdev.functional.<op>) at the smallest "
-           "realistic inputs (x = [2, 8, 64]) vs one torch.add(x, x), one thread: time(functional) / time(torch.add)",
+           "realistic inputs (x = [2, 8, 64]) vs one torch.add(x, x), one thread: time(functional) / time(torch.add); "
+           "an op with dropout at training=False, its call path (its training call is reported beside it)",
            _per_call, lambda g, t: _ratio(g, "functional", "torch.add"), None, "x torch.add's time", maximum=1.5),
 ]
 # Issue 24: the OpInfo sweep (bench/python/opinfo_sweep_bench.py), one simulated device, fwd+bwd, float32.
@@ -332,8 +333,11 @@ def per_call_rows(groups: List[Group]) -> List[dict]:
     rows = []
     for g in (g for g in groups if _per_call(g)):
         function, fused, add, ops_add = g.ok("functional"), g.ok("fused"), g.ok("torch.add"), g.ok("aten.add")
+        train = g.ok("functional.train")  # an op with dropout: its training call (bench/python/per_call.py)
         rows.append({"case": g.key, "op": g.op, "shape": g.size,
                      "functional_seconds": function.seconds if function else None,
+                     "functional_train_seconds": train.seconds if train else None,
+                     "train_vs_torch_add": train.seconds / add.seconds if train and add else None,
                      "fused_seconds": fused.seconds if fused else None,
                      "torch_add_seconds": add.seconds if add else None,
                      "aten_add_seconds": ops_add.seconds if ops_add else None,
@@ -439,16 +443,19 @@ def _per_call_lines(rows: List[dict], threads: str) -> List[str]:
     lines = ["", f"### Per call ({threads} ATen thread{'' if threads == '1' else 's'}; bench/python/per_call.py)", "",
              "One allocating call of the op at its smallest realistic inputs, through crossdev.functional.<op>(...) "
              "and through torch.ops.crossdev.<op>(...), against one torch.add(x, x) and one "
-             "torch.ops.aten.add.Tensor(x, x) on its main tensor x (the same torch.ops path).",
+             "torch.ops.aten.add.Tensor(x, x) on its main tensor x (the same torch.ops path). An op with dropout "
+             "is called at training=False (its call path); its training call, which also hashes the portable mask "
+             "of every element, is the last column.",
              "", "| op | x | crossdev.functional | torch.ops.crossdev | torch.add | torch.ops.aten.add.Tensor "
-             "| functional / torch.add | torch.ops / torch.add | torch.ops / aten.add |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "| functional / torch.add | torch.ops / torch.add | torch.ops / aten.add | training call / torch.add |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['op']} | [{r['shape'].replace('x', ', ')}] | {_fmt_time(r['functional_seconds'])} | "
                      f"{_fmt_time(r['fused_seconds'])} | "
                      f"{_fmt_time(r['torch_add_seconds'])} | {_fmt_time(r['aten_add_seconds'])} | "
                      f"{_fmt_ratio(r['vs_torch_add'])}{' (noisy)' if r['noisy'] else ''} | "
-                     f"{_fmt_ratio(r['torch_ops_vs_torch_add'])} | {_fmt_ratio(r['torch_ops_vs_aten_add'])} |")
+                     f"{_fmt_ratio(r['torch_ops_vs_torch_add'])} | {_fmt_ratio(r['torch_ops_vs_aten_add'])} | "
+                     f"{_fmt_ratio(r['train_vs_torch_add'])} |")
     return lines
 
 

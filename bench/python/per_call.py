@@ -14,18 +14,27 @@ An op's impls are timed interleaved (timing.measure_interleaved): each repetitio
 turn, so host noise cannot slow torch.add's run and spare the op's, and the ratio the target reads
 compares calls made at the same moments.
 
-Names: "<op>/<impl>/<dtype>/<shape>/cpu/call", impl functional | fused | torch.add | aten.add, shape
-e.g. 2x8x64.
+An op with dropout (a `training` argument) is timed at training=False: the figure is its call path, as
+for every other op, and as in inference, where calls this small are latency-bound. Its training call is
+timed beside it (impl functional.train), reported and not held to the target: it also draws a stream from
+torch's generator and hashes the portable mask of every element (ops/portable_random.h, identical on the
+CPU, on CUDA and in the composite kernel), work that grows with the tensor; the sweep's 1K row holds that
+call to the ATen expression with F.dropout.
+
+Names: "<op>/<impl>/<dtype>/<shape>/cpu/call", impl functional | fused | torch.add | aten.add |
+functional.train, shape e.g. 2x8x64.
 """
 import importlib
 import math
 
 PASS = "call"
 IMPLS = ("functional", "fused", "torch.add", "aten.add")
+TRAINING_IMPL = "functional.train"  # an op with dropout: its training call, beside the call path
 
 
-def op_inputs(torch, crossdev, op, spec):
-    """(positional args, keyword args, main tensor) for one call of the op at spec's inputs."""
+def op_inputs(torch, crossdev, op, spec, training=False):
+    """(positional args, keyword args, main tensor) for one call of the op at spec's inputs; `training` for an
+    op with dropout (True: the inputs' own setting)."""
     made = crossdev.ops.make_inputs(op, spec.shape_set, getattr(torch, spec.dtype), "cpu", 0)
     tensors = made["tensors"]
     schema = getattr(torch.ops.crossdev, op).default._schema
@@ -35,7 +44,7 @@ def op_inputs(torch, crossdev, op, spec):
     same_shape = all(tuple(t.shape) == shape for t in tensors.values())
     if shape != spec.shape and same_shape and tensors[main].numel() >= numel:
         tensors = {n: t.flatten()[:numel].view(spec.shape) for n, t in tensors.items()}
-    values = dict(tensors, **made["scalars"], training=made["training"], seed=made["seed"])
+    values = dict(tensors, **made["scalars"], training=made["training"] and training, seed=made["seed"])
     args, kwargs = [], {}
     for arg in schema.arguments:
         if arg.name in values:
@@ -57,15 +66,20 @@ def steps(torch, crossdev, op, spec):
     packet = getattr(torch.ops.crossdev, op)
     function = getattr(importlib.import_module("crossdev.functional"), op)
     add = torch.ops.aten.add.Tensor
-    # No `**{}` when there is nothing to pass by keyword: the figure is the call, not Python's unpacking.
-    call = (lambda: packet(*args, **kwargs)) if kwargs else (lambda: packet(*args))
-    function_call = (lambda: function(*args, **kwargs)) if kwargs else (lambda: function(*args))
-    return "x".join(str(d) for d in x.shape), x.numel(), {
-        "functional": function_call,
-        "fused": call,
+
+    def bound(fn, args, kwargs):  # no `**{}` when nothing goes by keyword: the figure is the call, not Python's unpacking
+        return (lambda: fn(*args, **kwargs)) if kwargs else (lambda: fn(*args))
+
+    timed = {
+        "functional": bound(function, args, kwargs),
+        "fused": bound(packet, args, kwargs),
         "torch.add": lambda: torch.add(x, x),
         "aten.add": lambda: add(x, x),
     }
+    if any(a.name == "training" for a in packet.default._schema.arguments):
+        train_args, train_kwargs, _ = op_inputs(torch, crossdev, op, spec, training=True)
+        timed[TRAINING_IMPL] = bound(function, train_args, train_kwargs)
+    return "x".join(str(d) for d in x.shape), x.numel(), timed
 
 
 def name_of(op, impl, dtype, shape_label):

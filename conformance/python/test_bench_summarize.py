@@ -171,6 +171,10 @@ def test_sweep_and_per_call_targets(tmp_path):
         entry("modulate/torch.add/float32/2x8x64/cpu/call", 1.5), entry("modulate/aten.add/float32/2x8x64/cpu/call", 2.4),
         entry("gelu_tanh/functional/float32/2x8x64/cpu/call", 6.0), entry("gelu_tanh/fused/float32/2x8x64/cpu/call", 1.0),
         entry("gelu_tanh/torch.add/float32/2x8x64/cpu/call", 1.5),
+        # an op with dropout: the target reads its call path (functional), never its training call
+        entry("bias_dropout_add_scale/functional/float32/2x8x64/cpu/call", 2.1),
+        entry("bias_dropout_add_scale/functional.train/float32/2x8x64/cpu/call", 3.0),
+        entry("bias_dropout_add_scale/torch.add/float32/2x8x64/cpu/call", 1.5),
         # a fwd_bwd figure at 1M: the Inductor target is still there
         entry("rms_norm/fused/float32/1M/cpu/fwd_bwd", 150.0), entry("rms_norm/compile/float32/1M/cpu/fwd_bwd", 100.0),
     ], {"crossdev_peers_sweep_notes": "scaled_masked_softmax: swept at 1K -> 256K",
@@ -193,7 +197,9 @@ def test_sweep_and_per_call_targets(tmp_path):
     assert "| per_call_vs_torch_add | gelu_tanh/float32/2x8x64/cpu/call | 4.00 | <= 1.5 | MISSED (167% over) |" in md
     assert "| per_call_vs_torch_add | modulate/float32/2x8x64/cpu/call | 1.20 | <= 1.5 | met |" in md
     assert "| fused_vs_aten_sweep | modulate/float32/64K/cpu/fwd | 0.80 | 1 | MISSED (20% short) |" in md
-    assert "needs <= 1.5 x torch.add's time): 1/2 met; missed: gelu_tanh@2x8x64" in md
+    assert "needs <= 1.5 x torch.add's time): 2/3 met; missed: gelu_tanh@2x8x64" in md
+    dropout = targets[("per_call_vs_torch_add", "bias_dropout_add_scale/float32/2x8x64/cpu/call")]
+    assert dropout["value"] == pytest.approx(1.4) and dropout["met"]
     # The sweep and per-call tables, in Markdown and JSON; the per-call shape sorts by its elements.
     sweep = {r["size"]: r for r in doc["sweep"] if r["op"] == "modulate"}
     assert list(sweep) == ["1K", "64K"]
@@ -206,7 +212,9 @@ def test_sweep_and_per_call_targets(tmp_path):
     assert calls["modulate"]["torch_ops_vs_aten_add"] == pytest.approx(1.25)
     assert calls["gelu_tanh"]["torch_ops_vs_aten_add"] is None
     assert "### Per call (1 ATen thread; bench/python/per_call.py)" in md
-    assert "| modulate | [2, 8, 64] | 1.8 us | 3.0 us | 1.5 us | 2.4 us | 1.20 | 2.00 | 1.25 |" in md
+    assert "| modulate | [2, 8, 64] | 1.8 us | 3.0 us | 1.5 us | 2.4 us | 1.20 | 2.00 | 1.25 | - |" in md
+    assert calls["bias_dropout_add_scale"]["train_vs_torch_add"] == pytest.approx(2.0)
+    assert "| bias_dropout_add_scale | [2, 8, 64] | 2.1 us | - | 1.5 us | - | 1.40 | - | - | 2.00 |" in md
     assert summarize.size_elements("2x8x64") == 1024 and summarize.size_elements("256K") == 256 * 1024
 
 

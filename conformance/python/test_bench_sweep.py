@@ -133,3 +133,22 @@ def test_per_call_steps_compute_the_op_on_the_same_tensor(crossdev_module):
     assert (label, elements) == ("2x8x64", 2 * 8 * 64)
     out, added, ops_added = steps["fused"](), steps["torch.add"](), steps["aten.add"]()
     assert out.shape == (2, 8, 64) and torch.equal(added, ops_added)
+
+
+def test_per_call_times_an_op_with_dropout_at_its_call_path_and_its_training_call_beside_it(crossdev_module):
+    # The target's figure (functional) is the call at training=False: nothing dropped, the call path alone.
+    # functional.train is the op's training call: it drops elements, so a mix-up of the two turns this red.
+    import torch
+    _, spec = sweep.load(sweep.SWEEP_PATH, peer_impls.FWD_IMPLS)
+    label, _, steps = per_call.steps(torch, crossdev_module, "bias_dropout_add_scale", spec)
+    assert label == "2x8x64" and per_call.TRAINING_IMPL in steps
+    args, kwargs, _ = per_call.op_inputs(torch, crossdev_module, "bias_dropout_add_scale", spec)
+    named = dict(zip((a.name for a in torch.ops.crossdev.bias_dropout_add_scale.default._schema.arguments), args))
+    named.update(kwargs)
+    assert named["training"] is False and named["p"] > 0
+    evaluated, trained = steps["functional"](), steps[per_call.TRAINING_IMPL]()
+    assert torch.equal(evaluated, steps["fused"]())  # the same call through torch.ops
+    kept_all = torch.ops.crossdev.bias_dropout_add_scale(**dict(named, p=0.0, training=True))
+    assert evaluated.shape == (2, 8, 64) and torch.equal(evaluated, kept_all)  # nothing dropped
+    assert not torch.equal(trained, evaluated)  # training dropped (and rescaled) some elements
+    assert per_call.TRAINING_IMPL not in per_call.steps(torch, crossdev_module, "modulate", spec)[2]

@@ -132,7 +132,9 @@ bool as_row_operand(const at::Tensor& t, const at::Tensor& out, RowOperand& oper
 // the pointers, without a TensorIterator, whose set-up was most of a small call's time. The same
 // arithmetic, in the same order, and the same mask counters (element i of the contiguous output
 // uses offset + i) as run()'s contiguous loop.
-template <typename scalar_t>
+// Dropout is a template parameter: a call without it runs a loop with no mask state, and neither
+// loop tests the flag per vector.
+template <typename scalar_t, bool Dropout>
 void run_rows(const Plan& plan, at::Tensor& out, const RowOperand& x, const RowOperand& bias, const RowOperand& scale,
               const RowOperand& residual) {
   using IO = cpu::VecIO<scalar_t>;
@@ -145,8 +147,9 @@ void run_rows(const Plan& plan, at::Tensor& out, const RowOperand& x, const RowO
   const auto row_of = [d](const RowOperand& o, std::int64_t r) {
     return o.data == nullptr ? nullptr : static_cast<const scalar_t*>(o.data) + (o.per_row ? r * d : 0);
   };
-  cpu::parallel_row_ranges(rows, d, [&](std::int64_t begin, std::int64_t end) {
-    cpu::KeepLanes<opmath_t> keep(plan.key, plan.threshold, plan.offset + static_cast<std::uint64_t>(begin * d), survivor);
+  cpu::parallel_row_ranges(rows, d, [&, d](std::int64_t begin, std::int64_t end) {
+    [[maybe_unused]] cpu::KeepLanes<opmath_t> keep(plan.key, plan.threshold,
+                                                   plan.offset + static_cast<std::uint64_t>(begin * d), survivor);
     for (std::int64_t r = begin; r < end; ++r) {
       const scalar_t* xr = row_of(x, r);
       const scalar_t* br = row_of(bias, r);
@@ -156,7 +159,7 @@ void run_rows(const Plan& plan, at::Tensor& out, const RowOperand& x, const RowO
       for (std::int64_t i = 0; i < d; i += IO::kWidth) {
         Vec v = IO::load(xr + i);
         if (br != nullptr) v = v + IO::load(br + i);
-        if (plan.dropout) v = v * keep.next();
+        if constexpr (Dropout) v = v * keep.next();
         const Vec s = sr != nullptr ? IO::load(sr + i) : Vec(scalar_scale);
         IO::store(dst + i, rr != nullptr ? at::vec::fmadd(v, s, IO::load(rr + i)) : v * s);
       }
@@ -184,7 +187,13 @@ at::Tensor forward(const OpCall& call) {
     Plan plan;  // run_rows reads the operands from the RowOperands, the rest from the plan
     set_dropout(plan, call);  // draws the stream once, as the other path does
     AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "bias_dropout_add_scale_fused_cpu",
-                                    [&] { run_rows<scalar_t>(plan, out, rx, rbias, rscale, rresidual); });
+                                    [&] {
+                                      if (plan.dropout) {
+                                        run_rows<scalar_t, true>(plan, out, rx, rbias, rscale, rresidual);
+                                      } else {
+                                        run_rows<scalar_t, false>(plan, out, rx, rbias, rscale, rresidual);
+                                      }
+                                    });
     return out;
   }
 

@@ -1,13 +1,19 @@
 """crossdev.functional.<op>: torch.ops.crossdev.<op>.default called directly (issue 23's per-call
 target). It must be the same op in every respect a caller can see: the result, arguments by
 position or by name with the schema's defaults, autograd, torch's own errors, __torch_function__
-(Tensor subclasses and TorchFunctionMode see the crossdev op), a torch.Generator, and
-torch.compile (Dynamo traces the torch.ops overload: no graph break)."""
+(Tensor subclasses and TorchFunctionMode see the crossdev op), the dispatcher's Python modes
+(TorchDispatchMode, FakeTensorMode: the fast path calls the dispatcher unboxed, and they see the
+same op), the reference counts of its arguments, a torch.Generator, and torch.compile (Dynamo traces
+the torch.ops overload: no graph break)."""
+import gc
 import inspect
+import sys
+import weakref
 
 import pytest
 import torch
 from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import crossdev
 import crossdev.functional as F
@@ -98,6 +104,51 @@ def test_torch_function_sees_the_crossdev_op():
 
     F.modulate(x.as_subclass(Tagged), shift, scale)
     assert torch.ops.crossdev.modulate.default in Tagged.seen
+
+
+def test_torch_dispatch_mode_sees_the_crossdev_op_with_its_arguments():
+    # Plain tensors take the fast path; the dispatcher boxes the unboxed call for the Python mode.
+    class Recorder(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.calls.append((func, args))
+            return func(*args, **(kwargs or {}))
+
+    x, bias, residual = torch.randn(2, 8, 64), torch.randn(64), torch.randn(2, 8, 64)
+    with Recorder() as mode:
+        got = F.bias_dropout_add_scale(x, bias, None, residual, 0.5)
+    funcs = [func for func, _ in mode.calls]
+    assert torch.ops.crossdev.bias_dropout_add_scale.default in funcs
+    _, args = mode.calls[funcs.index(torch.ops.crossdev.bias_dropout_add_scale.default)]
+    assert args[0] is x and args[1] is bias and args[2] is None and args[3] is residual and args[4] == 0.5
+    torch.testing.assert_close(got, torch.ops.crossdev.bias_dropout_add_scale(x, bias, None, residual, 0.5),
+                               rtol=0, atol=0)
+
+
+def test_fake_tensor_mode_gets_the_meta_result():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode():
+        x, weight = torch.empty(3, 5, 64), torch.empty(64)
+        out = F.rms_norm(x, weight)
+    assert out.shape == (3, 5, 64) and out.dtype == torch.float32
+
+
+def test_a_call_keeps_no_reference_to_its_arguments_or_result():
+    x, bias, scale, residual = torch.randn(2, 8, 64), torch.randn(64), torch.randn(64), torch.randn(2, 8, 64)
+    before = [sys.getrefcount(t) for t in (x, bias, scale, residual)]
+    for _ in range(100):
+        out = F.bias_dropout_add_scale(x, bias, scale, residual, 1.0, 0.1, True)
+    assert [sys.getrefcount(t) for t in (x, bias, scale, residual)] == before
+    released = weakref.ref(out)
+    del out
+    gc.collect()
+    assert released() is None
+    with pytest.raises(RuntimeError, match="dropout probability has to be between 0 and 1"):
+        F.bias_dropout_add_scale(x, bias, scale, residual, 1.0, 1.5, True)  # an error releases them too
+    assert [sys.getrefcount(t) for t in (x, bias, scale, residual)] == before
 
 
 def test_a_generator_argument_goes_through_torch_ops():

@@ -90,6 +90,18 @@ bool broadcasts_to(at::IntArrayRef b, at::IntArrayRef a) {
   return true;
 }
 
+bool broadcasts_to_broadcast_of(at::IntArrayRef t, at::IntArrayRef a, at::IntArrayRef b) {
+  if (t.size() > std::max(a.size(), b.size())) return false;
+  for (std::size_t i = 1; i <= t.size(); ++i) {
+    const std::int64_t y = t[t.size() - i];
+    if (y == 1) continue;
+    const std::int64_t x = i <= a.size() ? a[a.size() - i] : 1;
+    const std::int64_t z = i <= b.size() ? b[b.size() - i] : 1;
+    if (y != (x == 1 ? z : x)) return false;  // the broadcast dim: x unless x is 1
+  }
+  return true;
+}
+
 bool has_symbolic_sizes(const at::Tensor& t) {
   return t.defined() && t.unsafeGetTensorImpl()->has_symbolic_sizes_strides();
 }

@@ -32,6 +32,9 @@ bool broadcastable(at::IntArrayRef a, at::IntArrayRef b);
 // `b` broadcasts to exactly `a` (it may not enlarge it).
 bool broadcasts_to(c10::SymIntArrayRef b, c10::SymIntArrayRef a);
 bool broadcasts_to(at::IntArrayRef b, at::IntArrayRef a);
+// `t` broadcasts to exactly the broadcast of `a` and `b` (broadcastable(a, b) holds), computed
+// dim by dim: the concrete shape predicates' test, with no shape built while it holds.
+bool broadcasts_to_broadcast_of(at::IntArrayRef t, at::IntArrayRef a, at::IntArrayRef b);
 // Whether `t` (defined) has symbolic sizes (the Meta kernel under torch.compile(dynamic=True),
 // torch.export): a predicate may take a concrete-size path, with plain integers, when none has.
 bool has_symbolic_sizes(const at::Tensor& t);

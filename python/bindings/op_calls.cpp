@@ -7,8 +7,10 @@
 // takes the same arguments (positional or by name, the schema's defaults) and, for the common
 // case, converts them itself: Tensor (exactly torch.Tensor or Parameter), None for `Tensor?` and
 // `Generator?`, a Python float or int for `float`, an int for `int`, a bool for `bool`. It then
-// calls crossdev::<op> through the dispatcher (boxed, the GIL released, as torch.ops does), so
-// autograd, FakeTensor, functionalization and every backend behave as through torch.ops.
+// calls crossdev::<op> through the dispatcher with the GIL released, as torch.ops does, but
+// unboxed, as a C++ caller of the op's signature would (ops/library/unboxed_call.h: no IValue
+// stack, no boxed kernel wrapper), so autograd, FakeTensor, functionalization and every backend
+// behave as through torch.ops.
 //
 // Anything else goes to torch.ops.crossdev.<op>.default unchanged, which then decides as it
 // always does: a Tensor subclass or an active TorchFunctionMode (__torch_function__), a
@@ -24,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/library/unboxed_call.h"
 #include "ops/op_spec.h"
 
 namespace py = pybind11;
@@ -49,7 +52,7 @@ ArgumentKind kind_of(const c10::Argument& arg) {
 
 // One op's caller: resolved once, when crossdev.ops.caller(op) is first asked for it.
 struct OpCaller {
-  c10::OperatorHandle op;                        // crossdev::<op> (the default overload)
+  ops::library::UnboxedCall unboxed = nullptr;   // crossdev::<op> (the default overload), unboxed
   std::vector<ArgumentKind> kinds;               // per schema argument
   std::vector<py::object> names;                 // the arguments' names, interned
   std::vector<std::optional<c10::IValue>> defaults;
@@ -57,24 +60,22 @@ struct OpCaller {
   py::object overload;                           // torch.ops.crossdev.<op>.default
 };
 
-// The argument's IValue, or false when this caller does not convert it (the torch.ops path does).
-bool convert(ArgumentKind kind, PyObject* obj, c10::IValue& value) {
+// Position i of `values` from a Python object, or false when this caller does not convert it (the
+// torch.ops path does).
+bool convert(ArgumentKind kind, PyObject* obj, ops::library::ArgumentValues& values, std::size_t i) {
   switch (kind) {
     case ArgumentKind::OptionalTensor:
     case ArgumentKind::OptionalGenerator:
-      if (obj == Py_None) {
-        value = c10::IValue();
-        return true;
-      }
+      if (obj == Py_None) return true;  // tensors[i] stays nullopt; a Generator? is None on this path
       if (kind == ArgumentKind::OptionalGenerator) return false;
       [[fallthrough]];
     case ArgumentKind::Tensor:
       if (!THPVariable_CheckExact(obj)) return false;  // a subclass may define __torch_function__
-      value = THPVariable_Unpack(obj);
+      values.tensors[i] = THPVariable_Unpack(obj);
       return true;
     case ArgumentKind::Float:
       if (PyFloat_CheckExact(obj)) {
-        value = PyFloat_AS_DOUBLE(obj);
+        values.floats[i] = PyFloat_AS_DOUBLE(obj);
         return true;
       }
       [[fallthrough]];
@@ -83,16 +84,45 @@ bool convert(ArgumentKind kind, PyObject* obj, c10::IValue& value) {
         int overflow = 0;
         const long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
         if (overflow != 0) return false;
-        value = kind == ArgumentKind::Float ? c10::IValue(static_cast<double>(v)) : c10::IValue(static_cast<std::int64_t>(v));
+        if (kind == ArgumentKind::Float) {
+          values.floats[i] = static_cast<double>(v);
+        } else {
+          values.ints[i] = static_cast<std::int64_t>(v);
+        }
         return true;
       }
       return false;
     case ArgumentKind::Bool:
       if (obj == Py_True || obj == Py_False) {
-        value = obj == Py_True;
+        values.bools[i] = obj == Py_True;
         return true;
       }
       return false;
+    case ArgumentKind::Other:
+      return false;
+  }
+  return false;
+}
+
+// Position i of `values` from the schema's default, or false when this caller does not convert it.
+bool convert_default(ArgumentKind kind, const c10::IValue& value, ops::library::ArgumentValues& values, std::size_t i) {
+  switch (kind) {
+    case ArgumentKind::OptionalTensor:
+    case ArgumentKind::OptionalGenerator:
+      return value.isNone();
+    case ArgumentKind::Float:
+      if (!value.isDouble() && !value.isInt()) return false;
+      values.floats[i] = value.isDouble() ? value.toDouble() : static_cast<double>(value.toInt());
+      return true;
+    case ArgumentKind::Int:
+      if (!value.isInt()) return false;
+      values.ints[i] = value.toInt();
+      return true;
+    case ArgumentKind::Bool:
+      if (!value.isBool()) return false;
+      values.bools[i] = value.toBool();
+      return true;
+    case ArgumentKind::Tensor:
     case ArgumentKind::Other:
       return false;
   }
@@ -112,8 +142,9 @@ PyObject* call(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject
     return call_overload(caller, args, nargs, kwnames);
   }
   // Each schema argument's object: positional first, then by name; nullptr = not given.
-  PyObject* given[16] = {};
-  if (n > 16) return call_overload(caller, args, nargs, kwnames);
+  constexpr std::size_t kMax = ops::library::ArgumentValues::kMaxArguments;
+  PyObject* given[kMax] = {};
+  if (n > kMax) return call_overload(caller, args, nargs, kwnames);
   for (Py_ssize_t i = 0; i < nargs; ++i) given[i] = args[i];
   const Py_ssize_t nkw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
   for (Py_ssize_t k = 0; k < nkw; ++k) {
@@ -128,33 +159,24 @@ PyObject* call(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject
     if (slot == n || given[slot] != nullptr) return call_overload(caller, args, nargs, kwnames);
     given[slot] = args[nargs + k];
   }
-  torch::jit::Stack stack;
-  stack.reserve(n);
+  // Each tensor argument is copied into `values` here, with the GIL held, and released after the
+  // GIL is taken back: a tensor that Python owns keeps its PyObject alive while C++ holds other
+  // references (c10's "PyObject preservation": the C++ refcount going 1 -> 2 increfs the PyObject,
+  // 2 -> 1 decrefs it, and the decref takes the GIL). So the kernels' own copies, made with the GIL
+  // released, go 2 -> 3 -> 2 and never take the GIL back.
+  ops::library::ArgumentValues values;
   for (std::size_t i = 0; i < n; ++i) {
-    if (given[i] == nullptr) {
-      if (!caller.defaults[i].has_value()) return call_overload(caller, args, nargs, kwnames);
-      stack.push_back(*caller.defaults[i]);
-      continue;
-    }
-    c10::IValue value;
-    if (!convert(caller.kinds[i], given[i], value)) return call_overload(caller, args, nargs, kwnames);
-    stack.push_back(std::move(value));
+    const bool converted = given[i] == nullptr
+                               ? caller.defaults[i].has_value() && convert_default(caller.kinds[i], *caller.defaults[i], values, i)
+                               : convert(caller.kinds[i], given[i], values, i);
+    if (!converted) return call_overload(caller, args, nargs, kwnames);
   }
-  // A second C++ reference to every tensor argument, taken and dropped while this thread holds the
-  // GIL. A tensor that Python owns keeps its PyObject alive while C++ holds other references
-  // (c10's "PyObject preservation": the C++ refcount going 1 -> 2 increfs the PyObject, 2 -> 1
-  // decrefs it, and the decref takes the GIL). The kernel pops its arguments off the stack with
-  // the GIL released; without this reference each pop was the 2 -> 1 step and took the GIL back,
-  // once per tensor argument (most of the cost an extra tensor argument added to a call).
-  c10::SmallVector<at::Tensor, 16> held;
-  for (const c10::IValue& value : stack) {
-    if (value.isTensor()) held.push_back(value.toTensor());
-  }
+  at::Tensor result;
   {
     py::gil_scoped_release no_gil;
-    caller.op.callBoxed(stack);
+    result = caller.unboxed(values);
   }
-  return THPVariable_Wrap(std::move(stack.at(0)).toTensor());
+  return THPVariable_Wrap(std::move(result));
   END_HANDLE_TH_ERRORS
 }
 
@@ -165,7 +187,9 @@ py::object make_caller(const std::string& name) {
   TORCH_CHECK_VALUE(ops::find_op(name) != nullptr, "unknown op '", name, "'");
   const auto handle = c10::Dispatcher::singleton().findSchema({"crossdev::" + name, ""});
   TORCH_CHECK_VALUE(handle.has_value(), "crossdev::", name, " is not registered with the dispatcher");
-  auto caller = std::make_unique<OpCaller>(OpCaller{*handle, {}, {}, {}, 0, py::none()});
+  const ops::library::UnboxedCall unboxed = ops::library::unboxed_call(name);
+  TORCH_CHECK(unboxed != nullptr, "crossdev::", name, " has no unboxed call (ops/library/unboxed_call.h)");
+  auto caller = std::make_unique<OpCaller>(OpCaller{unboxed, {}, {}, {}, 0, py::none()});
   const c10::FunctionSchema& schema = handle->schema();
   TORCH_CHECK(schema.returns().size() == 1, "crossdev::", name, " returns ", schema.returns().size(), " values; expected one");
   for (const c10::Argument& arg : schema.arguments()) {

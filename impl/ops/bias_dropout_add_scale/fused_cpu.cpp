@@ -20,6 +20,7 @@
 #include "ops/cpu/lane_bits.h"
 #include "ops/cpu/rows.h"
 #include "ops/cpu/vec_io.h"
+#include "ops/eligibility.h"
 #include "ops/output.h"
 #include "ops/portable_random.h"
 
@@ -168,11 +169,14 @@ void run_rows(const Plan& plan, at::Tensor& out, const RowOperand& x, const RowO
 }
 
 at::Tensor forward(const OpCall& call) {
-  const at::Tensor x = call.tensor("x");
-  const at::Tensor bias = call.tensor("bias");
+  const at::Tensor& x = call.tensor("x");
+  const at::Tensor& bias = call.tensor("bias");
+  // The shape of x + bias: x's own where bias does not enlarge it (the usual [D] bias).
+  const bool bias_fits_x = !bias.defined() || broadcasts_to(bias.sizes(), x.sizes());
+  at::DimVector enlarged;
+  if (!bias_fits_x) enlarged = at::infer_size_dimvector(x.sizes(), bias.sizes());
   // Contiguous, so an element's offset from the base is its row-major index: the mask counter.
-  at::Tensor out =
-      output_for(call, bias.defined() ? at::infer_size_dimvector(x.sizes(), bias.sizes()) : at::DimVector(x.sizes()), x.options());
+  at::Tensor out = output_for(call, bias_fits_x ? x.sizes() : at::IntArrayRef(enlarged), x.options());
 
   RowOperand rx, rbias, rscale, rresidual;
   const bool rows = out.dim() > 0 && out.numel() > 0 && x.sizes() == out.sizes() && as_row_operand(x, out, rx) &&

@@ -3,7 +3,6 @@
 #include <ATen/TensorOperators.h>
 #include <c10/util/accumulate.h>
 
-#include <type_traits>
 #include <utility>
 
 #include "ops/library/register_op.h"
@@ -15,38 +14,44 @@
 namespace crossdev::ops {
 namespace {
 
-// The sizes of `t` as the predicate compares them: integers on concrete tensors (every call
-// outside symbolic tracing: no SymInt vector built), SymInts on the Meta kernel's symbolic ones.
-template <bool Symbolic>
-auto sizes_of(const at::Tensor& t) {
-  if constexpr (Symbolic) {
-    return t.sym_sizes();
-  } else {
-    return t.sizes();
-  }
+// What the shapes predicate says of scale or residual (`t`, named `name`) when it does not
+// broadcast to the shape of x + bias without enlarging it.
+std::string enlarges_failure(const char* name, const at::Tensor& t, const at::Tensor& x, const at::Tensor& bias) {
+  const c10::SymDimVector shape = bias.defined() ? at::infer_size_symdimvector(x.sym_sizes(), bias.sym_sizes())
+                                                 : c10::SymDimVector(x.sym_sizes().begin(), x.sym_sizes().end());
+  return std::string(name) + " " + sizes_text(t) + " must broadcast to the shape of x + bias " +
+         c10::str(c10::SymIntArrayRef(shape)) + " without enlarging it";
 }
 
-template <bool Symbolic>
-std::string shapes_failure(const at::Tensor& x, const at::Tensor& bias, const at::Tensor& scale,
-                           const at::Tensor& residual) {
-  if (bias.defined() && !broadcastable(sizes_of<Symbolic>(x), sizes_of<Symbolic>(bias))) {
-    return "bias " + sizes_text(bias) + " must broadcast with x " + sizes_text(x);
+std::string bias_failure(const at::Tensor& x, const at::Tensor& bias) {
+  return "bias " + sizes_text(bias) + " must broadcast with x " + sizes_text(x);
+}
+
+// Concrete sizes (every call outside symbolic tracing): compared as integers, dim by dim, with no
+// shape built while the call is valid (this runs on every kernel call).
+std::string concrete_shapes_failure(const at::Tensor& x, const at::Tensor& bias, const at::Tensor& scale,
+                                    const at::Tensor& residual) {
+  const at::IntArrayRef b = bias.defined() ? bias.sizes() : at::IntArrayRef();
+  if (bias.defined() && !broadcastable(x.sizes(), b)) return bias_failure(x, bias);
+  if (scale.defined() && !broadcasts_to_broadcast_of(scale.sizes(), x.sizes(), b)) {
+    return enlarges_failure("scale", scale, x, bias);
   }
-  using Shape = std::conditional_t<Symbolic, c10::SymDimVector, at::DimVector>;
-  Shape shape(sizes_of<Symbolic>(x).begin(), sizes_of<Symbolic>(x).end());
-  if (bias.defined()) {
-    if constexpr (Symbolic) {
-      shape = at::infer_size_symdimvector(x.sym_sizes(), bias.sym_sizes());
-    } else {
-      shape = at::infer_size_dimvector(x.sizes(), bias.sizes());
-    }
+  if (residual.defined() && !broadcasts_to_broadcast_of(residual.sizes(), x.sizes(), b)) {
+    return enlarges_failure("residual", residual, x, bias);
   }
+  return "";
+}
+
+// Symbolic sizes (the Meta kernel under torch.compile(dynamic=True), torch.export): a relation the
+// shape environment cannot decide becomes a guard or a runtime assert (sym_holds).
+std::string symbolic_shapes_failure(const at::Tensor& x, const at::Tensor& bias, const at::Tensor& scale,
+                                    const at::Tensor& residual) {
+  if (bias.defined() && !broadcastable(x.sym_sizes(), bias.sym_sizes())) return bias_failure(x, bias);
+  const c10::SymDimVector shape = bias.defined() ? at::infer_size_symdimvector(x.sym_sizes(), bias.sym_sizes())
+                                                 : c10::SymDimVector(x.sym_sizes().begin(), x.sym_sizes().end());
   const std::pair<const char*, const at::Tensor*> operands[] = {{"scale", &scale}, {"residual", &residual}};
   for (const auto& [name, t] : operands) {
-    if (t->defined() && !broadcasts_to(sizes_of<Symbolic>(*t), shape)) {
-      return std::string(name) + " " + sizes_text(*t) + " must broadcast to the shape of x + bias " +
-             c10::str(c10::ArrayRef<typename Shape::value_type>(shape)) + " without enlarging it";
-    }
+    if (t->defined() && !broadcasts_to(t->sym_sizes(), shape)) return enlarges_failure(name, *t, x, bias);
   }
   return "";
 }
@@ -59,8 +64,8 @@ Predicate bias_dropout_shapes() {
             const at::Tensor& residual = call.tensor("residual");
             const bool symbolic = has_symbolic_sizes(x) || has_symbolic_sizes(bias) || has_symbolic_sizes(scale) ||
                                   has_symbolic_sizes(residual);
-            std::string failure = symbolic ? shapes_failure<true>(x, bias, scale, residual)
-                                           : shapes_failure<false>(x, bias, scale, residual);
+            std::string failure = symbolic ? symbolic_shapes_failure(x, bias, scale, residual)
+                                           : concrete_shapes_failure(x, bias, scale, residual);
             if (!failure.empty()) return failure;
             if (scale.defined() && call.scalar("scale_value", 1.0) != 1.0) {
               return "scale given both as a tensor and as scale_value";
@@ -82,8 +87,9 @@ Predicate dropout_probability_valid() {
 // A generator given for another device type is refused before any kernel runs.
 Predicate generator_on_device() {
   return {"generator_on_device", [](const OpCall& call) -> std::string {
-            const at::Tensor x = call.tensor("x");
-            if (!call.generator.has_value() || !call.generator->defined() || !x.defined()) return "";
+            if (!call.generator.has_value() || !call.generator->defined()) return "";
+            const at::Tensor& x = call.tensor("x");
+            if (!x.defined()) return "";
             const c10::DeviceType type = call.generator->device().type();
             if (type == x.device().type()) return "";
             return c10::str("Expected a '", x.device().type(), "' device type for generator but found '", type, "'");

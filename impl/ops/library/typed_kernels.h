@@ -15,6 +15,9 @@
 // or no differentiable input requires grad) goes straight to the backend's typed kernel through a
 // handle resolved at registration, with no lookup, boxing or allocation; one that does boxes its
 // arguments once and records the op (autograd_record_forward, autograd_kernels.cpp).
+//
+// TypedKernels::unboxed calls crossdev::<op> through that handle from an ArgumentValues
+// (unboxed_call.h), for the Python fast path: registered with the Autograd kernel.
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/GradMode.h>
@@ -22,9 +25,12 @@
 
 #include <algorithm>
 #include <optional>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ops/library/call_marshal.h"
+#include "ops/library/unboxed_call.h"
 #include "ops/op_definition.h"
 
 namespace crossdev::ops::library {
@@ -52,10 +58,38 @@ inline bool requires_grad_of(const std::optional<at::Tensor>& t) { return t.has_
 template <typename T>
 bool requires_grad_of(const T& /*not a tensor*/) { return false; }
 
+// One argument of an unboxed call (unboxed_call.h), by its C++ type in the op's signature.
+template <typename T>
+struct UnboxedArgument;
+template <>
+struct UnboxedArgument<const at::Tensor&> {
+  static const at::Tensor& get(const ArgumentValues& a, std::size_t i) { return *a.tensors[i]; }
+};
+template <>
+struct UnboxedArgument<const std::optional<at::Tensor>&> {
+  static const std::optional<at::Tensor>& get(const ArgumentValues& a, std::size_t i) { return a.tensors[i]; }
+};
+template <>
+struct UnboxedArgument<double> {
+  static double get(const ArgumentValues& a, std::size_t i) { return a.floats[i]; }
+};
+template <>
+struct UnboxedArgument<std::int64_t> {
+  static std::int64_t get(const ArgumentValues& a, std::size_t i) { return a.ints[i]; }
+};
+template <>
+struct UnboxedArgument<bool> {
+  static bool get(const ArgumentValues& a, std::size_t i) { return a.bools[i]; }
+};
+template <>
+struct UnboxedArgument<std::optional<at::Generator>> {
+  static const std::optional<at::Generator>& get(const ArgumentValues& a, std::size_t /*i*/) { return a.no_generator; }
+};
+
 // One call's arguments by schema position, staged so that they enter the OpCall's name-sorted
 // tensors and scalars in name order (NamedValues::append_in_order: no search, no shifting).
 struct StagedArguments {
-  static constexpr std::size_t kMaxArguments = 16;
+  static constexpr std::size_t kMaxArguments = ArgumentValues::kMaxArguments;
   const at::Tensor* tensors[kMaxArguments] = {};  // nullptr: not a tensor, or not given
   double scalars[kMaxArguments] = {};
 };
@@ -147,6 +181,13 @@ struct TypedKernels<Definition, at::Tensor(Args...)> {
     return forward_handle->redispatch(keys & c10::after_ADInplaceOrView_keyset, args...);
   }
 
+  // crossdev::<op> through the dispatcher with `a`'s arguments (unboxed_call.h).
+  static at::Tensor unboxed(const ArgumentValues& a) { return unboxed_in_order(a, std::index_sequence_for<Args...>{}); }
+  template <std::size_t... I>
+  static at::Tensor unboxed_in_order(const ArgumentValues& a, std::index_sequence<I...> /*positions*/) {
+    return forward_handle->call(UnboxedArgument<Args>::get(a, I)...);
+  }
+
   template <c10::DispatchKey Key>
   static at::Tensor native(Args... args) {
     OpCall call;
@@ -226,6 +267,7 @@ struct TypedKernels<Definition, at::Tensor(Args...)> {
       const std::string full = "crossdev::" + std::string(Definition().name);
       forward_handle = new c10::TypedOperatorHandle<at::Tensor(Args...)>(  // lives as long as the kernels
           c10::Dispatcher::singleton().findSchemaOrThrow(full.c_str(), "").template typed<at::Tensor(Args...)>());
+      register_unboxed_call(Definition().name, &TypedKernels::unboxed);
     }
     m.impl(Definition().name, TORCH_FN(&TypedKernels::autograd));
   }

@@ -175,8 +175,10 @@ void softmax(const __m512 (&logits)[16], scalar_t* const (&dst)[16]) {
   // The one-row path sums 0 + e before reducing; 0 + e is e's own bits (e = exp(...) is never -0),
   // so e is reduced directly.
   __m512 e[16];
+#pragma GCC unroll 16
   for (int r = 0; r < 16; ++r) e[r] = (Vec(logits[r]) - Vec(broadcast_lane(row_max, lane_of(r)))).exp_u20();
   const __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.0f), reduce_rows(e, add));
+#pragma GCC unroll 16
   for (int r = 0; r < 16; ++r) {
     const bool masked = (all_masked >> lane_of(r)) & 1;
     IO::store(dst[r], masked ? Vec(0.0f) : Vec(e[r]) * Vec(broadcast_lane(inv, lane_of(r))));

@@ -9,8 +9,13 @@ build="${1:-build}"; out="${2:-reports/out}"; python="${3:-python3}"; simulate="
 mkdir -p "$out"
 sim_args=()
 [[ -n "$simulate" ]] && sim_args=(--simulate "$simulate")
+# The divergence switch (docs/sim-backend.md, "Diverging from the CPU"): each simulated kind differs from the
+# CPU wherever a real device of that kind may (its own random stream, factor signs, TF32 under PyTorch's flags,
+# CUDA's batch-norm statistics, reduction order). On unless the caller set CROSSDEV_SIM_DIVERGE (0: off).
+export CROSSDEV_SIM_DIVERGE="${CROSSDEV_SIM_DIVERGE-all}"
 
 bench_args=()
+input_rc=0  # 2 when a step found bad input or a missing package; the conformance verdict is kept otherwise
 # The peers driver (bench/python/peer_bench.py): fused (kernel-only .out and allocating), fallback,
 # the ATen expression and torch.compile, timed in one process with the same-run STREAM triad.
 # CROSSDEV_BENCH_ALLOCATOR: system (default) | tcmalloc | both (tcmalloc through LD_PRELOAD, Debian
@@ -49,8 +54,11 @@ if [[ -x "$build/bin/crossdev_bench" && "${CROSSDEV_SKIP_BENCH:-0}" != 1 ]]; the
        --benchmark_out_format=json --benchmark_filter='-^[a-z_]+/(fused|fallback)/[^/]+/[^/]+/cpu/' \
        ${CROSSDEV_BENCH_ARGS:-} > "$out/bench.txt"; then
     if [[ "$allocator" != tcmalloc ]]; then
-      run_peers system "$out/peer_bench.json" --merge-into "$out/bench.json.tmp" \
-        || echo "the peers driver failed (see above); the report goes on with what it wrote" >&2
+      run_peers system "$out/peer_bench.json" --merge-into "$out/bench.json.tmp"
+      peers_rc=$?
+      # exit 2 (bad input, or a package make report should have installed) is the run's verdict too, after the rest ran
+      ((peers_rc == 2)) && input_rc=2
+      ((peers_rc)) && echo "the peers driver failed (rc=$peers_rc, see above); the report goes on with what it wrote" >&2
     fi
     if [[ "$allocator" != system ]]; then
       tc_json="$out/peer_bench_tcmalloc.json"
@@ -81,12 +89,16 @@ echo "== conformance =="
 # and any other row of that folder) in the same bundle. A sweep row runs for many minutes in one isolation
 # worker, so the row timeout is raised (CROSSDEV_REPORT_ROW_TIMEOUT_S); a hanging case is still cut at its
 # case_timeout.
+# CROSSDEV_REPORT_FILTER: one glob over row ids (crossdev run --filter), for a bounded report (ci/fresh_report_check.sh).
+filter_args=()
+[[ -n "${CROSSDEV_REPORT_FILTER:-}" ]] && filter_args=(--filter "$CROSSDEV_REPORT_FILTER")
 "$python" -m crossdev run --matrix matrices --matrix matrices/models --matrix matrices/opinfo --import examples/models \
-  "${sim_args[@]}" --quiet --row-timeout "${CROSSDEV_REPORT_ROW_TIMEOUT_S:-5400}" \
+  "${sim_args[@]}" "${filter_args[@]}" --quiet --row-timeout "${CROSSDEV_REPORT_ROW_TIMEOUT_S:-5400}" \
   --out "$out/bundle.json" --junit "$out/junit.xml" "${bench_args[@]}"
 rc=$?
 if [[ -f "$out/bundle.json" ]]; then
   echo "== report =="
   "$python" -m crossdev report "$out/bundle.json" --out "$out" || { echo "report rendering failed" >&2; [[ $rc == 0 ]] && rc=2; }
 fi
+((rc == 0 && input_rc == 2)) && { echo "make report: exit 2: a step above found bad input or a missing package" >&2; rc=2; }
 exit $rc

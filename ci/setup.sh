@@ -5,8 +5,9 @@
 # Debian:  build: GoogleTest/GoogleMock, Google Benchmark, yaml-cpp + libyaml (matrix loader),
 #                 libtcmalloc-minimal4 (the bench under tcmalloc: CROSSDEV_BENCH_ALLOCATOR)
 #          test:  chromium (the report's rendering test)
-# PyPI:    the pins in pyproject.toml: [build-system] requires (scikit-build-core, cmake, ninja);
-#          with --test, [project.optional-dependencies] test. torch only when none is installed:
+# PyPI:    the pins in pyproject.toml: [build-system] requires (scikit-build-core, cmake, ninja) and the
+#          extras make report needs (REPORT_EXTRAS: opinfo, bench); with --test, the test extra too
+#          (its crossdev[...] entries expanded from the same file). torch only when none is installed:
 #          a torch 2.x already there (CPU, CUDA, ROCm, XPU, a nightly) is used as it is, never replaced.
 set -euo pipefail
 # CROSSDEV_SKIP_SETUP=1: install nothing (offline machines that are already set up, e.g. GPU hosts).
@@ -43,9 +44,24 @@ except ImportError:  # Python < 3.11
     from pip._vendor import tomli as tomllib
 with open(sys.argv[1], "rb") as f:
     project = tomllib.load(f)
+extras = project["project"]["optional-dependencies"]
+REPORT_EXTRAS = ("opinfo", "bench")  # what make report runs: the opinfo suite, the benchmark drivers
+
+
+def expand(extra, seen=()):
+    """The pins of one extra, its crossdev[a,b] entries replaced by those extras' pins."""
+    for pin in extras[extra]:
+        if pin.startswith(project["project"]["name"] + "["):
+            for name in pin.split("[", 1)[1].rstrip("]").split(","):
+                if name not in seen:
+                    yield from expand(name.strip(), seen + (extra,))
+        else:
+            yield pin
+
+
 pins = list(project["build-system"]["requires"])
-if sys.argv[2] == "1":
-    pins += project["project"]["optional-dependencies"]["test"]
+for extra in REPORT_EXTRAS + (("test",) if sys.argv[2] == "1" else ()):
+    pins += [pin for pin in expand(extra) if pin not in pins]
 default_torch = project["tool"]["crossdev"]["default-torch"]
 spec = importlib.util.find_spec("torch")
 if spec is None:

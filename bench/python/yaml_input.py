@@ -3,8 +3,14 @@ crossdev_yaml (impl/yaml) applies in C++: every problem is an InputError (exit 2
 and, where the parser knows it, the line; a key repeated in a mapping is refused (PyYAML, like
 yaml-cpp, would silently keep the last one)."""
 import pathlib
+import sys
 
-import yaml
+try:
+    import yaml
+except ModuleNotFoundError as e:  # a missing install step, not a benchmark result: exit 2 naming the extra
+    print(f"the benchmark drivers need the package '{e.name}' (pip install 'crossdev[bench]', or pip install "
+          f"PyYAML; make report installs it through ci/setup.sh)", file=sys.stderr)
+    sys.exit(2)
 
 
 class InputError(Exception):

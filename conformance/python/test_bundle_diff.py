@@ -20,7 +20,7 @@ def run(repo_root, *args):
 def base():
     cases = [sample.ops_case("modulate", "cpu", "float32", "fused"),
              sample.case("mgr.memory", "manager", metrics={"allocated_delta_mib": 64.0059, "steps": 3}),
-             sample.case("mgr.ckpt", "manager", details={"file": "/work/a/matrices/x.yaml",
+             sample.case("mgr.ckpt", "manager", details={"file": "/ckout-a/matrices/x.yaml",
                                                          "path": "/tmp/crossdev_manager_ckpt_123_0.pt"})]
     return sample.bundle("cpu", cases)
 
@@ -44,7 +44,7 @@ def rerun_of(doc):
             c["metrics"]["allocated_delta_mib"] = 64.0061
         if "path" in c["details"]:
             c["details"]["path"] = "/tmp/crossdev_manager_ckpt_98765_0.pt"
-            c["details"]["file"] = "/work/b/matrices/x.yaml"
+            c["details"]["file"] = "/ckout-b/matrices/x.yaml"
     doc["cases"].reverse()  # order is not content
     return doc
 
@@ -52,7 +52,7 @@ def rerun_of(doc):
 def test_a_rerun_is_the_same(tmp_path, repo_root):
     doc = base()
     rc, out, err = run(repo_root, write(tmp_path, "a", doc), write(tmp_path, "b", rerun_of(doc)),
-                       "--root-a", "/work/a", "--root-b", "/work/b")
+                       "--root-a", "/ckout-a", "--root-b", "/ckout-b")
     assert rc == 0, out + err
     assert out.startswith("same: 3 cases")
 
@@ -76,7 +76,7 @@ def test_a_changed_verdict_metric_label_or_case_set_is_a_difference(tmp_path, re
         after["summary"]["pass"] -= 1
         after["summary"]["real"] -= 1
     rc, out, err = run(repo_root, write(tmp_path, "a", doc), write(tmp_path, "b", after),
-                       "--root-a", "/work/a", "--root-b", "/work/b")
+                       "--root-a", "/ckout-a", "--root-b", "/ckout-b")
     assert rc == 1, out + err
     assert "different: " in out and "modulate.row/cpu/float32/small/fused" in out, out
 
@@ -84,7 +84,7 @@ def test_a_changed_verdict_metric_label_or_case_set_is_a_difference(tmp_path, re
 def test_without_the_roots_the_checkout_path_is_a_difference(tmp_path, repo_root):
     doc = base()
     rc, out, _ = run(repo_root, write(tmp_path, "a", doc), write(tmp_path, "b", rerun_of(doc)))
-    assert rc == 1 and "/work/b/matrices/x.yaml" in out
+    assert rc == 1 and "/ckout-b/matrices/x.yaml" in out
 
 
 def test_a_bundle_that_does_not_load_is_bad_input(tmp_path, repo_root):

@@ -87,7 +87,7 @@ def _execution(bundle, kind) -> str:
 
 def _load_entries(path: Path):
     """(description, [(line, entry dict)]) of an existing file; a file the engine would refuse is bad input."""
-    import yaml  # PyYAML: crossdev[test]
+    import yaml  # PyYAML: crossdev[bench]
 
     text = path.read_text()
     node = yaml.compose(text)
@@ -138,7 +138,7 @@ def run(argv=None) -> int:
     try:
         import yaml  # noqa: F401
     except ImportError:
-        print(f"{PROG} accept: needs PyYAML (pip install 'crossdev[test]' or pip install PyYAML)", file=sys.stderr)
+        print(f"{PROG} accept: needs PyYAML (pip install 'crossdev[bench]' or pip install PyYAML)", file=sys.stderr)
         return EXIT_BAD_INPUT
     bundles = []
     for path in args.bundles:

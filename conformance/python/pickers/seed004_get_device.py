@@ -1,4 +1,4 @@
-"""Seed 004's device picker, copied verbatim from /work/shared/seeds/004_289ca5dc2ffb7b3f.txt
+"""Seed 004's device picker, copied verbatim from seed 004 (shared/seeds/004_289ca5dc2ffb7b3f.txt beside the checkout)
 ("MPS Support - Changes Summary", pretrain.py, "Added Device Detection"), so the plugin can
 check it as written against the cuda-first preset (test_pytest_plugin_picker.py)."""
 import torch

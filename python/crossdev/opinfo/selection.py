@@ -12,13 +12,13 @@ def full_name(op) -> str:
 
 
 def load_op_db():
-    """torch's op_db. Raises ImportError naming the missing package when a test dependency of
-    torch.testing._internal (expecttest, ...) is not installed."""
+    """torch's op_db. Raises ImportError naming the missing package when a dependency of
+    torch.testing._internal (expecttest, numpy: the `opinfo` extra) is not installed."""
     try:
         from torch.testing._internal.common_methods_invocations import op_db
     except ModuleNotFoundError as e:
         raise ImportError(f"torch's op_db cannot be imported: the package '{e.name}' is missing "
-                          f"(pip install crossdev[test], or pip install {e.name})") from e
+                          f"(pip install 'crossdev[opinfo]', or pip install {e.name})") from e
     return op_db
 
 

@@ -6,6 +6,8 @@
 #      incremental; ccache (Debian `ccache`, installed here when missing) when available;
 #   3. configure with CROSSDEV_ENABLE_CUDA=ON and build every target: every CUDA translation unit
 #      compiled, every library, test and tool linked. Nothing is run.
+# Between 1. and 2., ci/cuda_fallback_check.sh configures (only) against the same torch with the toolkit
+# hidden or of another major version: crossdev goes on without its CUDA kernels unless ON asks for them.
 # Environment: CROSSDEV_CACHE_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/crossdev),
 #   JOBS (default nproc), PYTHON (creates the venv; default python3),
 #   CROSSDEV_CUDA_PIP_ARGS (default --isolated: PyPI, ignoring pip config that may pin CPU wheels),
@@ -48,6 +50,12 @@ if [[ "${have%% *}" != "$pin"* || "${have##* }" == "None" || -z "$have" ]]; then
 fi
 say "torch ${have% *} (CUDA ${have##* }) from $venv"
 torch_cmake="$("$venv/bin/python" -c 'import sys, torch.utils; sys.stdout.write(torch.utils.cmake_prefix_path)')"
+
+# --- 1b. without a CUDA toolkit of torch's major version (configure only, seconds): AUTO builds
+# without crossdev's CUDA kernels and says why; CROSSDEV_ENABLE_CUDA=ON refuses.
+ts=$SECONDS
+bash "$here/ci/cuda_fallback_check.sh" "$venv/bin/python" || { say "configuring without a matching CUDA toolkit: FAILED"; exit 1; }
+say "configure checks without a matching toolkit took $((SECONDS - ts))s"
 
 # --- 2. ccache.
 launchers=()

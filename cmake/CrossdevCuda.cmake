@@ -5,7 +5,8 @@
 # pip CUDA wheels on a machine without a GPU (issue 12), so crossdev_cuda_prepare() runs before
 # find_package(Torch) and settles what torch would otherwise guess:
 #   1. the toolkit: the real nvcc, not a wrapper script on PATH (torch derives the toolkit root
-#      from nvcc's directory), and its major version must match the CUDA LibTorch was built with;
+#      from nvcc's directory), and its major version must match the CUDA LibTorch was built with
+#      (CROSSDEV_ENABLE_CUDA=ON: or configure stops; AUTO: or crossdev goes on without its kernels);
 #   2. TORCH_CUDA_ARCH_LIST: with no GPU visible torch falls back to a list that starts at
 #      compute_50, which nvcc 13 rejects; we default it to CROSSDEV_CUDA_NO_GPU_ARCH_LIST.
 #      A -DTORCH_CUDA_ARCH_LIST=... or $TORCH_CUDA_ARCH_LIST always wins, and with a GPU visible
@@ -15,6 +16,15 @@
 #      used only for what the toolkit itself does not have.
 # crossdev_cuda_finish() runs after find_package(Torch): adds those headers to crossdev::torch and
 # makes the CUDA runtime come once, as the shared library torch links (torch::cudart).
+#
+# Without crossdev's CUDA kernels (CROSSDEV_ENABLE_CUDA=OFF, or AUTO, the default, when no toolkit of
+# LibTorch's CUDA major version is found) no toolkit is needed at all, as for a CppExtension built
+# against a CUDA torch: torch's public/cuda.cmake returns at once when the target torch::cudart exists,
+# so _crossdev_cuda_skip_toolkit() defines it first, and crossdev_cuda_stub_targets() gives the other
+# CUDA targets LibTorch's targets name, which only the toolkit search would have made, empty stand-ins.
+# LibTorch's own libraries (libtorch_cuda, libc10_cuda) are still linked, so the cuda device works and
+# the fused ops run their fallback there. CROSSDEV_CUDA_KERNELS says which: "" for a CPU LibTorch,
+# "built", or "not built (<why>)" (the bundle's execution_target.cuda_kernels).
 
 # Architectures compiled when no GPU is visible (CI build checks, build-only machines): Ampere
 # and Hopper SASS, plus Hopper PTX that newer GPUs JIT-compile. Supported by nvcc 12.x and 13.x.
@@ -85,10 +95,58 @@ function(_crossdev_real_nvcc candidate out_var)
   set(${out_var} "${_real}" PARENT_SCOPE)
 endfunction()
 
+# CROSSDEV_ENABLE_CUDA as one of AUTO, ON, OFF (CMake's other spellings of true and false count).
+function(_crossdev_cuda_mode out_var)
+  string(TOUPPER "${CROSSDEV_ENABLE_CUDA}" _v)
+  if(_v STREQUAL "AUTO" OR _v STREQUAL "")
+    set(_mode AUTO)
+  elseif(_v MATCHES "^(ON|YES|TRUE|Y|1)$")
+    set(_mode ON)
+  elseif(_v MATCHES "^(OFF|NO|FALSE|N|0|IGNORE|NOTFOUND|.*-NOTFOUND)$")
+    set(_mode OFF)
+  else()
+    message(FATAL_ERROR "crossdev: CROSSDEV_ENABLE_CUDA is '${CROSSDEV_ENABLE_CUDA}'; expected AUTO, ON or OFF")
+  endif()
+  set(${out_var} ${_mode} PARENT_SCOPE)
+endfunction()
+
+# The nvcc the toolkit is taken from: first of CUDA_TOOLKIT_ROOT_DIR, CMAKE_CUDA_COMPILER, $CUDACXX,
+# $CUDA_HOME/$CUDA_PATH, nvcc on PATH, /usr/local/cuda, a pip nvcc; then its real location. "" when none.
+# -DCMAKE_IGNORE_PATH=<dirs> hides an nvcc from the search (ci/cuda_fallback_check.sh: every directory
+# holding one, e.g. /usr/local/cuda/bin;/usr/local/bin).
+function(_crossdev_find_nvcc pip_bin_dirs out_var)
+  set(_nvcc "")
+  if(CUDA_TOOLKIT_ROOT_DIR AND EXISTS "${CUDA_TOOLKIT_ROOT_DIR}/bin/nvcc")
+    set(_nvcc "${CUDA_TOOLKIT_ROOT_DIR}/bin/nvcc")
+  elseif(CMAKE_CUDA_COMPILER)
+    set(_nvcc "${CMAKE_CUDA_COMPILER}")
+  elseif(DEFINED ENV{CUDACXX} AND NOT "$ENV{CUDACXX}" STREQUAL "")
+    set(_nvcc "$ENV{CUDACXX}")
+  else()
+    foreach(_env CUDA_HOME CUDA_PATH)
+      if(NOT _nvcc AND DEFINED ENV{${_env}} AND EXISTS "$ENV{${_env}}/bin/nvcc")
+        set(_nvcc "$ENV{${_env}}/bin/nvcc")
+      endif()
+    endforeach()
+    if(NOT _nvcc)
+      find_program(_found NAMES nvcc PATHS /usr/local/cuda/bin ${pip_bin_dirs} NO_CACHE)
+      if(_found)
+        set(_nvcc "${_found}")
+      endif()
+    endif()
+  endif()
+  if(_nvcc)
+    _crossdev_real_nvcc("${_nvcc}" _nvcc)
+  endif()
+  set(${out_var} "${_nvcc}" PARENT_SCOPE)
+endfunction()
+
 macro(crossdev_cuda_prepare)
   set(CROSSDEV_TORCH_IS_CUDA OFF)
   set(CROSSDEV_CUDA_VERSION "")
   set(CROSSDEV_CUDA_PIP_INCLUDE_DIRS "")
+  set(CROSSDEV_CUDA_KERNELS "")
+  _crossdev_cuda_mode(CROSSDEV_CUDA_MODE)
   _crossdev_locate_torch_config(_cx_torch_config_dir)
   if(_cx_torch_config_dir)
     get_filename_component(_cx_torch_prefix "${_cx_torch_config_dir}/../../.." ABSOLUTE)
@@ -99,6 +157,31 @@ macro(crossdev_cuda_prepare)
   endif()
   if(CROSSDEV_TORCH_IS_CUDA)
     _crossdev_cuda_prepare_impl()
+  endif()
+endmacro()
+
+# No crossdev CUDA kernels against this CUDA LibTorch: say why in one line, and keep torch's CMake
+# package from looking for a toolkit.
+# why: the reason the bundle records; where: what the configure line adds (the nvcc concerned), or "".
+macro(_crossdev_cuda_skip_toolkit why where)
+  set(CROSSDEV_CUDA_KERNELS "not built (${why})")
+  set(_cx_shown_version "${CROSSDEV_CUDA_VERSION}")
+  if(NOT _cx_shown_version)
+    set(_cx_shown_version "(of a version it does not say)")
+  endif()
+  message(STATUS "crossdev: CUDA kernels not built: LibTorch is built with CUDA ${_cx_shown_version} and ${why}${where}; "
+                 "the fused ops run their fallback on cuda (-DCROSSDEV_ENABLE_CUDA=ON requires the kernels)")
+  # torch's public/cuda.cmake begins `if(TARGET torch::cudart) return()`. The stand-in links the runtime
+  # LibTorch ships (pip: nvidia/*/lib; a LibTorch zip: lib/libcudart-<hash>.so), which libc10_cuda
+  # needs when an executable is linked.
+  if(NOT TARGET torch::cudart)
+    add_library(torch::cudart INTERFACE IMPORTED)
+    file(GLOB _cx_cudart "${_cx_site}/nvidia/*/lib/libcudart.so.[0-9]*" "${_cx_torch_prefix}/lib/libcudart*.so*")
+    if(_cx_cudart)
+      list(SORT _cx_cudart)
+      list(GET _cx_cudart 0 _cx_cudart)
+      set_property(TARGET torch::cudart PROPERTY INTERFACE_LINK_LIBRARIES "${_cx_cudart}")
+    endif()
   endif()
 endmacro()
 
@@ -114,60 +197,70 @@ macro(_crossdev_cuda_prepare_impl)
     file(GLOB _cx_pip_include_dirs LIST_DIRECTORIES true "${_cx_site}/nvidia/*/include")
     file(GLOB _cx_pip_bin_dirs LIST_DIRECTORIES true "${_cx_site}/nvidia/*/bin")
   endif()
-
-  # --- 1. the toolkit: first of CUDA_TOOLKIT_ROOT_DIR, CMAKE_CUDA_COMPILER, $CUDACXX,
-  # $CUDA_HOME/$CUDA_PATH, nvcc on PATH, /usr/local/cuda, a pip nvcc; then its real location.
-  set(_cx_nvcc "")
-  if(CUDA_TOOLKIT_ROOT_DIR AND EXISTS "${CUDA_TOOLKIT_ROOT_DIR}/bin/nvcc")
-    set(_cx_nvcc "${CUDA_TOOLKIT_ROOT_DIR}/bin/nvcc")
-  elseif(CMAKE_CUDA_COMPILER)
-    set(_cx_nvcc "${CMAKE_CUDA_COMPILER}")
-  elseif(DEFINED ENV{CUDACXX} AND NOT "$ENV{CUDACXX}" STREQUAL "")
-    set(_cx_nvcc "$ENV{CUDACXX}")
+  if(CROSSDEV_CUDA_MODE STREQUAL "OFF")
+    _crossdev_cuda_skip_toolkit("CROSSDEV_ENABLE_CUDA is OFF" "")
   else()
-    foreach(_cx_env CUDA_HOME CUDA_PATH)
-      if(NOT _cx_nvcc AND DEFINED ENV{${_cx_env}} AND EXISTS "$ENV{${_cx_env}}/bin/nvcc")
-        set(_cx_nvcc "$ENV{${_cx_env}}/bin/nvcc")
-      endif()
-    endforeach()
-    if(NOT _cx_nvcc)
-      find_program(_cx_nvcc_found NAMES nvcc PATHS /usr/local/cuda/bin ${_cx_pip_bin_dirs} NO_CACHE)
-      if(_cx_nvcc_found)
-        set(_cx_nvcc "${_cx_nvcc_found}")
-      endif()
-    endif()
+    _crossdev_cuda_use_toolkit()
   endif()
+endmacro()
+
+macro(_crossdev_cuda_use_toolkit)
+  # --- 1. the toolkit, and its major version against LibTorch's. A problem is an error when the
+  # kernels were asked for (ON); under AUTO the build goes on without them.
+  set(_cx_problem "")
+  set(_cx_problem_where "")
+  set(_cx_problem_detail "")
+  _crossdev_find_nvcc("${_cx_pip_bin_dirs}" _cx_nvcc)
   if(NOT _cx_nvcc)
-    message(FATAL_ERROR
+    set(_cx_problem "no CUDA toolkit (nvcc) was found")
+    string(CONCAT _cx_problem_detail
       "crossdev: LibTorch at ${_cx_torch_prefix} is built with CUDA ${CROSSDEV_CUDA_VERSION}, and "
       "building against it needs nvcc from a CUDA ${CROSSDEV_CUDA_VERSION} toolkit, which was not found. "
       "Install one (or put its bin/ on PATH, or pass -DCUDA_TOOLKIT_ROOT_DIR=... or -DCMAKE_CUDA_COMPILER=...), "
-      "or use a CPU LibTorch.")
-  endif()
-  _crossdev_real_nvcc("${_cx_nvcc}" _cx_nvcc)
-  get_filename_component(_cx_toolkit_root "${_cx_nvcc}" DIRECTORY)
-  get_filename_component(_cx_toolkit_root "${_cx_toolkit_root}" DIRECTORY)
-  execute_process(COMMAND "${_cx_nvcc}" --version OUTPUT_VARIABLE _cx_nvcc_out RESULT_VARIABLE _cx_rc ERROR_QUIET)
-  if(NOT _cx_rc EQUAL 0 OR NOT _cx_nvcc_out MATCHES "release ([0-9]+)\\.([0-9]+)")
-    message(FATAL_ERROR "crossdev: '${_cx_nvcc} --version' failed or printed no CUDA release: ${_cx_nvcc_out}")
-  endif()
-  set(CROSSDEV_NVCC_VERSION "${CMAKE_MATCH_1}.${CMAKE_MATCH_2}")
-  set(_cx_nvcc_major "${CMAKE_MATCH_1}")
-  if(CROSSDEV_CUDA_VERSION MATCHES "^([0-9]+)\\." AND NOT CMAKE_MATCH_1 STREQUAL _cx_nvcc_major)
-    if(_cx_nvcc_major LESS CMAKE_MATCH_1)
-      set(_cx_which "too old")
+      "or use a CPU LibTorch, or leave CROSSDEV_ENABLE_CUDA at AUTO (or OFF) to build without crossdev's CUDA kernels.")
+  else()
+    get_filename_component(_cx_toolkit_root "${_cx_nvcc}" DIRECTORY)
+    get_filename_component(_cx_toolkit_root "${_cx_toolkit_root}" DIRECTORY)
+    execute_process(COMMAND "${_cx_nvcc}" --version OUTPUT_VARIABLE _cx_nvcc_out RESULT_VARIABLE _cx_rc ERROR_QUIET)
+    if(NOT _cx_rc EQUAL 0 OR NOT _cx_nvcc_out MATCHES "release ([0-9]+)\\.([0-9]+)")
+      set(_cx_problem "the CUDA toolkit found printed no CUDA release")
+      set(_cx_problem_where " (${_cx_nvcc} --version)")
+      string(CONCAT _cx_problem_detail "crossdev: '${_cx_nvcc} --version' failed or printed no CUDA release: ${_cx_nvcc_out}")
     else()
-      set(_cx_which "too new")
+      set(CROSSDEV_NVCC_VERSION "${CMAKE_MATCH_1}.${CMAKE_MATCH_2}")
+      set(_cx_nvcc_major "${CMAKE_MATCH_1}")
+      if(CROSSDEV_CUDA_VERSION MATCHES "^([0-9]+)\\." AND NOT CMAKE_MATCH_1 STREQUAL _cx_nvcc_major)
+        if(_cx_nvcc_major LESS CMAKE_MATCH_1)
+          set(_cx_which "too old")
+        else()
+          set(_cx_which "too new")
+        endif()
+        set(_cx_problem "the CUDA toolkit found is CUDA ${CROSSDEV_NVCC_VERSION}, another major version")
+        set(_cx_problem_where " (${_cx_nvcc})")
+        string(CONCAT _cx_problem_detail
+          "crossdev: the CUDA toolkit is ${_cx_which} for this LibTorch. LibTorch ${_cx_torch_prefix} was built "
+          "with CUDA ${CROSSDEV_CUDA_VERSION}, but nvcc ${_cx_nvcc} is CUDA ${CROSSDEV_NVCC_VERSION}; the major "
+          "versions must match. Point -DCUDA_TOOLKIT_ROOT_DIR=... (or CUDACXX) at a CUDA ${CMAKE_MATCH_1}.x "
+          "toolkit, or use a LibTorch built for CUDA ${_cx_nvcc_major}, or leave CROSSDEV_ENABLE_CUDA at AUTO "
+          "(or OFF) to build without crossdev's CUDA kernels.")
+      elseif(NOT CROSSDEV_CUDA_VERSION)
+        message(STATUS "crossdev: could not tell which CUDA LibTorch at ${_cx_torch_prefix} was built with; "
+                       "not checking it against nvcc ${CROSSDEV_NVCC_VERSION}")
+      endif()
     endif()
-    message(FATAL_ERROR
-      "crossdev: the CUDA toolkit is ${_cx_which} for this LibTorch. LibTorch ${_cx_torch_prefix} was built "
-      "with CUDA ${CROSSDEV_CUDA_VERSION}, but nvcc ${_cx_nvcc} is CUDA ${CROSSDEV_NVCC_VERSION}; the major "
-      "versions must match. Point -DCUDA_TOOLKIT_ROOT_DIR=... (or CUDACXX) at a CUDA ${CMAKE_MATCH_1}.x "
-      "toolkit, or use a LibTorch built for CUDA ${_cx_nvcc_major}.")
-  elseif(NOT CROSSDEV_CUDA_VERSION)
-    message(STATUS "crossdev: could not tell which CUDA LibTorch at ${_cx_torch_prefix} was built with; "
-                   "not checking it against nvcc ${CROSSDEV_NVCC_VERSION}")
   endif()
+  if(_cx_problem AND CROSSDEV_CUDA_MODE STREQUAL "ON")
+    message(FATAL_ERROR "${_cx_problem_detail}")
+  elseif(_cx_problem)
+    _crossdev_cuda_skip_toolkit("${_cx_problem}" "${_cx_problem_where}")
+  else()
+    set(CROSSDEV_CUDA_KERNELS "built")
+    _crossdev_cuda_prepare_toolkit()
+  endif()
+endmacro()
+
+# The toolkit is settled (_cx_nvcc, _cx_toolkit_root): hand it to torch's CMake package.
+macro(_crossdev_cuda_prepare_toolkit)
   # torch's FindCUDA takes the toolkit from these; CMake's CUDA language from CMAKE_CUDA_COMPILER.
   # FORCE: a root or compiler given as a wrapper's location is replaced by the real one.
   set(CUDA_TOOLKIT_ROOT_DIR "${_cx_toolkit_root}" CACHE PATH "CUDA toolkit root (crossdev: from the real nvcc)" FORCE)
@@ -250,6 +343,23 @@ macro(_crossdev_cuda_prepare_impl)
                       "LibTorch's CUDA headers include; install the toolkit's math libraries (or use the pip torch wheel)")
     endif()
   endif()
+endmacro()
+
+# After find_package(Torch) when the toolkit was skipped: every CUDA target LibTorch's targets name
+# (torch 2.13: torch::cudart; older ones also torch::nvtoolsext, caffe2::cudnn, CUDA::..., whatever
+# their public/cuda.cmake would have made) that is still missing becomes an empty stand-in, so linking
+# torch, torch_cuda and c10_cuda needs no toolkit. Their own libraries find the CUDA runtime at run time.
+macro(crossdev_cuda_stub_targets)
+  file(GLOB _cx_targets_files "${Torch_DIR}/../Caffe2/Caffe2Targets*.cmake")
+  foreach(_cx_file IN LISTS _cx_targets_files)
+    file(STRINGS "${_cx_file}" _cx_lines REGEX "INTERFACE_LINK_LIBRARIES")
+    string(REGEX MATCHALL "[A-Za-z0-9_]+::[A-Za-z0-9_.+-]+" _cx_names "${_cx_lines}")
+    foreach(_cx_name IN LISTS _cx_names)
+      if(NOT TARGET ${_cx_name})
+        add_library(${_cx_name} INTERFACE IMPORTED)
+      endif()
+    endforeach()
+  endforeach()
 endmacro()
 
 # After find_package(Torch), for crossdev's own CUDA targets.

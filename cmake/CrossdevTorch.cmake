@@ -13,20 +13,26 @@ if(NOT Torch_DIR)
 endif()
 
 # A CUDA LibTorch finds the CUDA toolkit inside find_package(Torch); settle the toolkit, the
-# architectures and the pip wheels' CUDA headers/libraries first (cmake/CrossdevCuda.cmake).
+# architectures and the pip wheels' CUDA headers/libraries first, or, building without crossdev's
+# CUDA kernels, keep torch from looking for a toolkit at all (cmake/CrossdevCuda.cmake).
 # Nothing happens for a CPU LibTorch.
 include(CrossdevCuda)
 crossdev_cuda_prepare()
 
 find_package(Torch 2.0 REQUIRED)
+if(CROSSDEV_CUDA_KERNELS MATCHES "^not built")
+  crossdev_cuda_stub_targets()
+endif()
 if(NOT Torch_VERSION)
   set(Torch_VERSION "${Torch_VERSION_MAJOR}.${Torch_VERSION_MINOR}")
 endif()
 
 # LibTorch's CMake package reports CUDA through the caffe2 variables it sets.
 set(CROSSDEV_HAVE_CUDA OFF)
-if(CROSSDEV_ENABLE_CUDA AND (TORCH_CUDA_LIBRARIES OR CAFFE2_USE_CUDA))
+if(NOT CROSSDEV_CUDA_MODE STREQUAL "OFF" AND NOT CROSSDEV_CUDA_KERNELS MATCHES "^not built"
+   AND (TORCH_CUDA_LIBRARIES OR CAFFE2_USE_CUDA))
   set(CROSSDEV_HAVE_CUDA ON)
+  set(CROSSDEV_CUDA_KERNELS "built")
 endif()
 
 # TorchConfig's TORCH_LIBRARIES holds `torch` plus loose paths; wrap them once.
@@ -79,6 +85,6 @@ if(_crossdev_torch_std AND _crossdev_torch_std GREATER 17)
   set(CROSSDEV_TORCH_CXX_STANDARD ${_crossdev_torch_std})
 endif()
 
-if(CROSSDEV_TORCH_IS_CUDA)
+if(CROSSDEV_HAVE_CUDA)
   crossdev_cuda_finish()
 endif()

@@ -55,6 +55,15 @@ def test_null_metrics_are_allowed_they_spell_nan_and_inf(good):
     assert parse_bundle(json.dumps(good), "b.json")
 
 
+def test_cuda_kernels_is_an_optional_string(good):
+    # A CUDA LibTorch's build says whether crossdev's CUDA kernels are in it (cmake/CrossdevCuda.cmake).
+    assert "cuda_kernels" not in good["execution_target"]
+    good["execution_target"]["cuda_kernels"] = "not built (no CUDA toolkit (nvcc) was found)"
+    assert parse_bundle(json.dumps(good), "b.json")
+    good["execution_target"]["cuda_kernels"] = False
+    assert "bundle.execution_target.cuda_kernels: expected a string, got bool False" in problems(good), problems(good)
+
+
 def test_non_json_numbers_and_truncation_are_reported_with_position(tmp_path, good):
     text = json.dumps(good, indent=1)
     nan = tmp_path / "nan.json"

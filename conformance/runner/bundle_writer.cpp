@@ -75,6 +75,7 @@ std::string bundle_json(const BundleInput& in) {
   w.key("execution_target").begin_object();
   w.field("device_kind", t.device_kind).field("device_model", t.device_model).field("driver", t.driver);
   w.field("libtorch_version", t.libtorch_version).field("cuda_version", t.cuda_version);
+  if (!t.cuda_kernels.empty()) w.field("cuda_kernels", t.cuda_kernels);
   w.field("compiler", t.compiler).field("git_commit", t.git_commit).field("host", t.host);
   w.field("simulated", t.simulated).field("simulate_spec", t.simulate_spec);
   if (!t.shard.empty()) w.field("shard", t.shard);

@@ -12,6 +12,9 @@
 #ifndef CROSSDEV_CUDA_VERSION
 #define CROSSDEV_CUDA_VERSION ""
 #endif
+#ifndef CROSSDEV_CUDA_KERNELS  // cmake/CrossdevCuda.cmake's CROSSDEV_CUDA_KERNELS
+#define CROSSDEV_CUDA_KERNELS ""
+#endif
 
 namespace crossdev::conformance {
 namespace {
@@ -47,6 +50,7 @@ ExecutionTarget describe_execution_target(const HostProfile& host, const std::st
   t.device_model = presence.devices.empty() ? t.device_kind : presence.devices.front().name;
   t.libtorch_version = CROSSDEV_LIBTORCH_VERSION;
   t.cuda_version = CROSSDEV_CUDA_VERSION;
+  t.cuda_kernels = CROSSDEV_CUDA_KERNELS;
 #if defined(__clang__)
   t.compiler = std::string("clang ") + __clang_version__;
 #elif defined(__GNUC__)

@@ -13,6 +13,7 @@ struct ExecutionTarget {
   std::string driver;           // driver / runtime version where known, "" otherwise
   std::string libtorch_version;
   std::string cuda_version;     // "" when LibTorch has no CUDA
+  std::string cuda_kernels;     // crossdev's own: "built" or "not built (<why>)"; "" when LibTorch has no CUDA
   std::string compiler;
   std::string git_commit;
   std::string host;

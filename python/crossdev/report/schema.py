@@ -169,7 +169,9 @@ EXECUTION_TARGET = Obj(
         "simulate_spec": STR,
         "devices": ListOf(DEVICE),
     },
-    optional={"shard": STR},  # "I/N" of `crossdev run --shard`; absent when unsharded
+    # shard: "I/N" of `crossdev run --shard`, absent when unsharded; cuda_kernels: crossdev's CUDA kernels,
+    # "built" or "not built (<why>)", absent when LibTorch has no CUDA.
+    optional={"shard": STR, "cuda_kernels": STR},
 )
 
 # A case's structured `data` (written by Python suites; docs/bundle-schema.md, "Models data"): the models

@@ -3,7 +3,8 @@
 // forward outputs and every parameter's gradient, with the culprit layer and ATen op named when a
 // comparison fails. The rows are Python, so they run in the Python worker (runner/python_rows.h):
 // one case per device kind x dtype; a factory that does not import, raises or returns the wrong
-// thing is found by check_rows() before anything runs: exit 2 with the row's file:line.
+// thing is found by check_rows() before anything runs: exit 2 with the row's file:line, as is an
+// unknown `numerics` mode (the worker's check knows the modes: python/crossdev/numerics.py).
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@ void write_row(json::Writer& w, const Row& row) {
   if (row.has("steps")) w.field("steps", row.integer("steps"));
   if (row.has("seed_policy")) w.field("seed_policy", row.str("seed_policy"));
   if (row.has("recover")) w.field("recover", row.boolean("recover"));
+  // parity | deployed: judged by the worker's check (crossdev/numerics.py MODES, the one list of modes)
+  if (row.has("numerics")) w.field("numerics", row.str("numerics"));
   w.end_object();
 }
 
@@ -52,7 +55,7 @@ class ModelsSuite final : public Suite {
   const char* name() const override { return "models"; }
 
   const SuiteSchema& schema() const override {
-    static const SuiteSchema s{{"model", "devices", "dtypes"}, {"checks", "steps", "case_timeout", "seed_policy", "recover"}};
+    static const SuiteSchema s{{"model", "devices", "dtypes"}, {"checks", "steps", "case_timeout", "seed_policy", "recover", "numerics"}};
     return s;
   }
 

@@ -11,6 +11,8 @@ import json
 import os
 import sys
 
+from crossdev.numerics import DEFAULT_MODE, MODES
+
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m crossdev.models", description=__doc__.splitlines()[0])
@@ -26,6 +28,8 @@ def main(argv=None) -> int:
     parser.add_argument("--import-path", action="append", default=[], metavar="DIR", help="put DIR first on sys.path (repeatable)")
     parser.add_argument("--load-library", action="append", default=[], metavar="PATH",
                         help="torch.ops.load_library(PATH) first, e.g. kernels registered for a device (repeatable)")
+    parser.add_argument("--numerics", choices=MODES, default=DEFAULT_MODE,
+                        help="parity: TF32 off for each device run; deployed: the process's switches as they are")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
     args = parser.parse_args(argv)
 
@@ -45,7 +49,7 @@ def main(argv=None) -> int:
     try:
         result = compare_model(args.factory, devices=args.device, dtypes=args.dtype or ["float32"],
                                checks=args.check or list(DEFAULT_CHECKS), steps=args.steps,
-                               seed_policy=args.seed_policy, recover=args.recover)
+                               seed_policy=args.seed_policy, recover=args.recover, numerics_mode=args.numerics)
     except (FactoryError, ValueError) as e:
         print(f"crossdev.models: {e}", file=sys.stderr)
         return 2

@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from crossdev import float64_rule, numerics
+
 from . import depth, errors, localise, randomness
 from .capture import CallRecorder
 from .factory import TRAIN_CONTRACT, FactoryError, build
@@ -139,8 +141,11 @@ def _outcome(check, judgements, names):
     failing = [names[i] for i, j in judgements if not j.passed]
     first = next((j for _, j in judgements if not j.passed), None)
     largest = max((j.max_abs for _, j in judgements), default=0.0)
+    by_rule = [(names[i], j) for i, j in judgements if j.passed and j.by_float64_rule]
+    first_by_rule = f"{by_rule[0][0]}: {float64_rule.explain(by_rule[0][1].device_vs_float64, by_rule[0][1].golden_vs_float64)}" \
+        if by_rule else ""
     return CheckOutcome(check, not failing, len(judgements), failing,
-                        (first.describe() if first else ""), largest)
+                        (first.describe() if first else ""), largest, len(by_rule), first_by_rule)
 
 
 def _forward_outcome(actual, golden, reference):
@@ -296,7 +301,61 @@ def _train_attribution(outcomes) -> str:
             "from the forward and backward along the trajectory (not the optimizer's own)")
 
 
-def compare_on(device, golden, checks, recover=False) -> DeviceResult:
+def _tf32_switched_on(op, deployed) -> bool:
+    """Whether the deployed switches run `op` in TF32: cuDNN's for convolutions, cuBLAS's for matmuls."""
+    return deployed["cudnn_allow_tf32"] if "conv" in op else deployed["matmul_allow_tf32"]
+
+
+def _tf32_ops(result, golden, models, device, deployed) -> list:
+    """The TF32 ops (numerics.TF32_OPS) the first diverging module call reaches on the device, run alone
+    as localisation ran it (the whole model's forward when no single call diverged), whose TF32 switch
+    is on in the deployed settings."""
+    calls, divergence = golden.run.calls, result.first_divergence
+    layer = localise.culprit(result.layers, calls) if divergence is not None else None
+    call = calls[layer.call_index] if layer is not None else calls[0]
+    random = localise._random(models, call)
+    with numerics.OpsSeen() as seen:
+        if layer is not None and divergence.phase == "backward":
+            localise._local_grads(localise._module(models.device, call.path), call, device, random=random)
+        else:
+            localise._forward_alone(models.device, call, device, random=random)
+    return [op for op in seen.tf32_ops() if _tf32_switched_on(op, deployed)]
+
+
+def _with_tf32_verdict(result, golden, models, device, deployed, run):
+    """A failure under the deployed TF32: the device run repeated with TF32 off, and the message says
+    which mode fails (numerics.tf32_verdict) and which TF32 ops the first diverging call reached."""
+    ops = _tf32_ops(result, golden, models, device, deployed)
+    try:
+        with numerics.tf32_off():
+            rerun = run()
+    except Exception as e:  # noqa: BLE001  the verdict with TF32 on stands; say why the mode is unknown
+        result.tf32_off_status = "error"
+        result.message += f"; the rerun with TF32 off raised: {errors.describe(e)['summary']}"
+        return result
+    result.tf32_off_status = rerun.status
+    result.message += "; " + numerics.tf32_verdict(ops, rerun.status == "pass")
+    return result
+
+
+def compare_on(device, golden, checks, recover=False, numerics_mode=numerics.DEFAULT_MODE, kind=None) -> DeviceResult:
+    """One device against the golden. numerics_mode (numerics.MODES): `parity` runs the device with TF32
+    off, `deployed` under the process's switches, a failure with TF32 on then repeated with it off.
+    kind: the device kind the case is about (sim under `--simulate cuda` is cuda), else device.type."""
+    kind = kind or _kind_of(device)
+    deployed = numerics.settings()
+    with numerics.case_context(numerics_mode, kind):
+        result = _compare_on(device, golden, checks, recover, numerics_mode, kind, deployed)
+    if kind.split(":")[0] in numerics.TF32_KINDS:
+        result.numerics = numerics.record(numerics_mode, kind, deployed)
+    return result
+
+
+def _kind_of(device) -> str:
+    return getattr(device, "type", None) or str(device).split(":")[0]
+
+
+def _compare_on(device, golden, checks, recover, numerics_mode, kind, deployed) -> DeviceResult:
     name, dtype_name = golden.built.name, str(golden.dtype).replace("torch.", "")
     start = time.perf_counter()
 
@@ -314,8 +373,13 @@ def compare_on(device, golden, checks, recover=False) -> DeviceResult:
                       "(seed_policy: same_mask) to replay the CPU's masks on every device, or build the model in "
                       "eval() or without random ops in the factory")
     models = Models(golden.model, None, golden.reference_model, _random_at(golden))
+    run = lambda: _judged(device, golden, checks, models, _device_runs(device, golden, checks, models), result)  # noqa: E731
     try:
-        return _judged(device, golden, checks, models, _device_runs(device, golden, checks, models), result)
+        judged = run()
+        if judged.status == "fail" and numerics_mode == "deployed" and kind.split(":")[0] in numerics.TF32_KINDS \
+                and numerics.tf32_on(deployed):
+            return _with_tf32_verdict(judged, golden, models, device, deployed, run)
+        return judged
     except Exception as e:  # noqa: BLE001  a device error is a result
         described = errors.describe(e)
     if not (recover and applicable(described)):
@@ -338,7 +402,7 @@ def compare_on(device, golden, checks, recover=False) -> DeviceResult:
 
 
 def compare_model(model_fn, devices, dtypes=("float32",), checks=DEFAULT_CHECKS, steps=None, seed_policy=None,
-                  recover=False) -> ModelComparison:
+                  recover=False, numerics_mode=numerics.DEFAULT_MODE) -> ModelComparison:
     """Compare a model on each device with the CPU golden. model_fn: a factory (callable taking no
     arguments, returning (model, inputs)) or its name 'module:callable'. devices: e.g. ["sim", "cuda"].
     checks: forward, backward (default) and train (the loss before and after each of `steps`
@@ -347,6 +411,8 @@ def compare_model(model_fn, devices, dtypes=("float32",), checks=DEFAULT_CHECKS,
     so), "same_mask" replays the same masks on every device (default: the factory's, else none).
     recover: a device error that crossdev's classifier recognises is recovered (the op that raised
     runs as its class's recovery says) and the device run again; the result records both.
+    numerics_mode: `parity` (default) runs each device with TF32 off, `deployed` under the process's
+    switches (docs/models.md, "Numerics modes").
     Raises FactoryError for a factory that does not import, raises or returns the wrong thing, and
     ValueError for an unknown dtype, check or seed policy; a device's own error is an `error` result."""
     unknown = [c for c in checks if c not in CHECKS]
@@ -354,6 +420,8 @@ def compare_model(model_fn, devices, dtypes=("float32",), checks=DEFAULT_CHECKS,
         raise ValueError(f"unknown check '{unknown[0]}'; expected one of {', '.join(CHECKS)}")
     if seed_policy is not None:
         randomness.check_policy(seed_policy)
+    if numerics.check_mode(numerics_mode):
+        raise ValueError(numerics.check_mode(numerics_mode))
     if isinstance(devices, str):
         devices = [devices]
     torch_dtypes = [_dtype(d) if isinstance(d, str) else d for d in dtypes]
@@ -367,5 +435,5 @@ def compare_model(model_fn, devices, dtypes=("float32",), checks=DEFAULT_CHECKS,
     results = []
     for dtype in torch_dtypes:
         golden = _Golden(built, dtype, checks, steps, policy)
-        results.extend(compare_on(device, golden, checks, recover) for device in targets)
+        results.extend(compare_on(device, golden, checks, recover, numerics_mode) for device in targets)
     return ModelComparison(built.name, results)

@@ -23,12 +23,16 @@ class CheckOutcome:
     failing: list  # names of the failing tensors ("output[0]", "mlp.fc1.weight")
     worst: str  # the first failing tensor's judgement, or the largest error when all pass
     max_abs: float
+    float64_rule_passes: int = 0  # tensors outside the dtype's tolerance that the float64 rule passed
+    float64_rule: str = ""  # the first of them: "output[0]: device 2e-06 from float64, CPU golden 1e-06: within 4x"
 
     def describe(self) -> str:
         what = {"forward": "outputs", "backward": "gradients", "train": "losses",
                 "optimizer_step": "parameters stepped from the golden gradients"}[self.check]
         if self.passed:
-            return f"{self.check}: {self.compared} {what} agree (max_abs {self.max_abs:.3g})"
+            by_rule = f"; {self.float64_rule_passes} by the float64 rule, first {self.float64_rule}" \
+                if self.float64_rule_passes else ""
+            return f"{self.check}: {self.compared} {what} agree (max_abs {self.max_abs:.3g}{by_rule})"
         return f"{self.check}: {len(self.failing)}/{self.compared} {what} differ, first {self.failing[0]}: {self.worst}"
 
 
@@ -47,6 +51,8 @@ class DeviceResult:
     losses: dict | None = None  # train: {"golden", "float64", "device"}: the loss before each step and after the last
     error: dict | None = None  # errors.describe() of the device's exception
     duration_s: float = 0.0
+    numerics: str = ""  # numerics.record(): the mode and the switches the case ran under (kinds TF32 affects)
+    tf32_off_status: str | None = None  # deployed mode, failed with TF32 on: the status of the rerun with it off
 
     @property
     def passed(self) -> bool:
@@ -57,7 +63,8 @@ class DeviceResult:
 
     def to_dict(self) -> dict:
         """Plain values (JSON): what a bundle's case carries."""
-        out = {k: getattr(self, k) for k in ("model", "device", "dtype", "status", "message", "error", "duration_s")}
+        out = {k: getattr(self, k) for k in ("model", "device", "dtype", "status", "message", "error", "duration_s", "numerics",
+                                              "tf32_off_status")}
         out["checks"] = {k: asdict(v) for k, v in self.checks.items()}
         out["first_divergence"] = asdict(self.first_divergence) if self.first_divergence is not None else None
         out["layers"] = [_plain(asdict(layer)) for layer in self.layers]

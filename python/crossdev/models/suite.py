@@ -7,6 +7,7 @@ import math
 import time
 
 from .compare import CHECKS, DEFAULT_CHECKS, DEFAULT_STEPS, DTYPES, compare_on
+from crossdev import numerics
 from crossdev.worker_devices import device_for
 
 from .factory import TRAIN_CONTRACT, FactoryError, build
@@ -18,6 +19,8 @@ def check(request, out) -> None:
             for value in row.get(key, []):
                 if value not in valid:
                     out.bad(i, key, f"unknown {key[:-1]} '{value}'; expected one of {', '.join(valid)}")
+        if "numerics" in row and numerics.check_mode(row["numerics"]):  # the modes' one list: numerics.MODES
+            out.bad(i, "numerics", numerics.check_mode(row["numerics"]))
         try:
             built = build(row.get("model", ""))
         except FactoryError as e:
@@ -75,6 +78,13 @@ def _case(result, case) -> dict:
         case["metrics"][f"{check}_compared"] = outcome.compared
         case["metrics"][f"{check}_failing"] = len(outcome.failing)
         case["metrics"][f"{check}_max_abs"] = outcome.max_abs
+        case["metrics"][f"{check}_float64_rule_passes"] = outcome.float64_rule_passes
+    if result.checks:  # tensors outside the dtype's tolerance passed by the float64 rule, all checks together
+        case["metrics"]["float64_rule_passes"] = sum(o.float64_rule_passes for o in result.checks.values())
+    if result.numerics:
+        case["details"]["numerics"] = result.numerics
+    if result.tf32_off_status is not None:
+        case["details"]["tf32_off_rerun"] = result.tf32_off_status
     if result.first_divergence is not None:
         d = result.first_divergence
         case["details"].update(first_divergence=d.module or "(model)", first_divergence_op=d.op or "",
@@ -123,7 +133,8 @@ def run(request, out) -> None:
                     goldens[dtype_name] = _Golden(built, _dtype(dtype_name), checks,
                                                   row.get("steps") or built.steps or DEFAULT_STEPS,
                                                   row.get("seed_policy") or built.seed_policy or "none")
-                _case(compare_on(torch.device(device), goldens[dtype_name], checks, bool(row.get("recover"))), case)
+                _case(compare_on(torch.device(device), goldens[dtype_name], checks, bool(row.get("recover")),
+                                 row.get("numerics", numerics.DEFAULT_MODE), kind), case)
         except FactoryError as e:  # the engine checks rows first; a front end that does not still gets the words
             case.update(status="error", message=str(e))
         except Exception as e:  # noqa: BLE001  the harness could not evaluate this case

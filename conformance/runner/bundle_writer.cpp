@@ -78,6 +78,7 @@ std::string bundle_json(const BundleInput& in) {
   if (!t.cuda_kernels.empty()) w.field("cuda_kernels", t.cuda_kernels);
   w.field("compiler", t.compiler).field("git_commit", t.git_commit).field("host", t.host);
   w.field("simulated", t.simulated).field("simulate_spec", t.simulate_spec);
+  if (!t.sim_diverge.empty()) w.field("sim_diverge", t.sim_diverge);
   if (!t.shard.empty()) w.field("shard", t.shard);
   w.key("devices").begin_array();
   if (in.host) {

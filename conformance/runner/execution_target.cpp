@@ -1,10 +1,14 @@
 #include "runner/execution_target.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 #include <unistd.h>
+
+#include "sim/divergence_switch.h"
 
 #ifndef CROSSDEV_LIBTORCH_VERSION
 #define CROSSDEV_LIBTORCH_VERSION "unknown"
@@ -63,6 +67,10 @@ ExecutionTarget describe_execution_target(const HostProfile& host, const std::st
   t.host = ::gethostname(hostname, sizeof hostname - 1) == 0 ? hostname : "unknown";
   t.simulated = host.any_simulated();
   t.simulate_spec = simulate_spec;
+  const std::vector<DeviceKind> diverging = sim::diverging_kinds_from_env();
+  for (DeviceKind kind : kAllDeviceKinds)  // in the kind table's order, as `devices`
+    if (host.provenance(kind) == Provenance::Simulated && std::find(diverging.begin(), diverging.end(), kind) != diverging.end())
+      t.sim_diverge += (t.sim_diverge.empty() ? "" : ",") + std::string(kind_name(kind));
   return t;
 }
 

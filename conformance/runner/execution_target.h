@@ -19,6 +19,7 @@ struct ExecutionTarget {
   std::string host;
   bool simulated = false;       // any simulated kind in this run
   std::string simulate_spec;
+  std::string sim_diverge;  // the simulated kinds sim diverges from the CPU on ("cuda,mps"; CROSSDEV_SIM_DIVERGE), "" for none
   std::string shard;  // "I/N" of `crossdev run --shard I/N` (N > 1), else ""
 };
 

@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "sim/divergence_switch.h"
 #include "sim/sim_backend.h"
 
 namespace crossdev::conformance {
@@ -20,6 +21,7 @@ std::string real_accelerator(const HostProfile& host) {
 }  // namespace
 
 PreparedRun prepare_run(const std::string& simulate_spec) {
+  sim::diverging_kinds_from_env();  // a bad CROSSDEV_SIM_DIVERGE is bad input before anything runs
   PreparedRun run{RunContext{HostProfile::probe_with_simulation(simulate_spec), simulate_spec}, ""};
   const std::string accelerator = real_accelerator(run.ctx.host);
   if (!run.ctx.host.any_simulated()) return run;  // nothing simulated: the process is left as it is

@@ -12,6 +12,7 @@
 #include <ATen/ops/view_native.h>
 #include <c10/core/DeviceGuard.h>
 
+#include "sim/divergence_switch.h"
 #include "sim/host_alias.h"
 #include "sim/numerics.h"
 #include "sim/profile_checks.h"
@@ -22,6 +23,19 @@ namespace crossdev::sim {
 namespace {
 
 constexpr c10::DispatchKeySet kSimKeys(c10::DispatchKey::PrivateUse1);
+
+// Convolution's operands in TF32: numerics emulation asks for it, or the divergence switch with the kind's
+// TF32 flag for convolution set (cuda: torch.backends.cudnn.allow_tf32, on by default in PyTorch).
+bool convolution_in_tf32(const SimConfig& config) {
+  return config.numerics.tf32_matmul || (config.diverge && tf32_for_convolution(config.profile));
+}
+// `t` (float32, on the host) replaced by a TF32-rounded copy; other dtypes are left as they are.
+void round_host_to_tf32(at::Tensor& t) {
+  if (t.scalar_type() != at::kFloat) return;
+  t = t.clone(at::MemoryFormat::Contiguous);
+  float* d = t.data_ptr<float>();
+  for (int64_t i = 0, n = t.numel(); i < n; ++i) d[i] = round_to_tf32(d[i]);
+}
 
 // Shared preconditions of every allocation: the profile's dtype and inference-mode rules.
 void check_allocation(c10::ScalarType dtype, std::optional<c10::Layout> layout, std::optional<bool> pin_memory) {
@@ -110,13 +124,8 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
   auto to_host = [](const at::Tensor& t) { return t.is_privateuseone() ? host_alias(t).clone() : t; };
   at::Tensor in = to_host(input);
   at::Tensor w = to_host(weight);
-  if (config->numerics.tf32_matmul) {
-    for (at::Tensor* t : {&in, &w}) {
-      if (t->scalar_type() != at::kFloat) continue;
-      *t = t->contiguous();
-      float* d = t->data_ptr<float>();
-      for (int64_t i = 0, n = t->numel(); i < n; ++i) d[i] = round_to_tf32(d[i]);
-    }
+  if (convolution_in_tf32(*config)) {
+    for (at::Tensor* t : {&in, &w}) round_host_to_tf32(*t);
   }
   std::optional<at::Tensor> b;
   if (bias.has_value() && bias->defined()) b = to_host(*bias);
@@ -135,9 +144,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
     int64_t groups, std::array<bool, 3> output_mask) {
   check_inference_mode(current_profile());
   auto to_host = [](const at::Tensor& t) { return t.is_privateuseone() ? host_alias(t).clone() : t; };
+  at::Tensor grad_host = to_host(grad_output);
+  at::Tensor input_host = to_host(input);
+  at::Tensor weight_host = to_host(weight);
+  // cuDNN's backward convolutions take TF32 operands under the same flag as its forward (the divergence
+  // switch only: numerics emulation's TF32 has always rounded the forward alone).
+  if (current_config()->diverge && tf32_for_convolution(current_config()->profile))
+    for (at::Tensor* t : {&grad_host, &input_host, &weight_host}) round_host_to_tf32(*t);
   const int64_t channels = transposed ? weight.size(1) * groups : weight.size(0);
   const std::vector<int64_t> bias_sizes{channels};
-  auto [gi, gw, gb] = at::convolution_backward(to_host(grad_output), to_host(input), to_host(weight), bias_sizes,
+  auto [gi, gw, gb] = at::convolution_backward(grad_host, input_host, weight_host, bias_sizes,
                                                stride, padding, dilation, transposed, output_padding, groups,
                                                output_mask);
   auto back = [&](const at::Tensor& t) { return t.defined() ? t.to(input.device()) : t; };

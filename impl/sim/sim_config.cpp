@@ -4,9 +4,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <stdexcept>
 
 #include <c10/util/Exception.h>
 
+#include "sim/divergence_switch.h"
 #include "sim/sim_allocator.h"
 
 namespace crossdev::sim {
@@ -36,6 +38,11 @@ SimConfig default_config(ProfileId id, std::optional<int> device_count) {
   c.device_count = device_count.value_or(p.default_device_count);
   c.unsupported_ops = p.default_unsupported_ops;
   c.unsupported_ops_on_cpu = env_switch_on(p.cpu_switch_env);
+  try {
+    c.diverge = diverge_from_env(id);
+  } catch (const std::invalid_argument& e) {
+    TORCH_CHECK_VALUE(false, e.what());
+  }
   return c;
 }
 

@@ -17,10 +17,14 @@ struct SimConfig {
   std::vector<std::string> unsupported_ops;  // "aten::op" or "aten::op.overload"
   bool unsupported_ops_on_cpu = false;       // the MPS CPU switch: PyTorch's PYTORCH_ENABLE_MPS_FALLBACK=1
   NumericsOptions numerics;
+  // Differ from the CPU wherever a real device of the emulated kind may (divergence_switch.h). Starts
+  // from CROSSDEV_SIM_DIVERGE; off keeps sim bit-identical with the CPU.
+  bool diverge = false;
 };
 
 // A profile's defaults. `device_count` overrides the profile's default (checked against its maximum).
-// The CPU switch starts from the profile's environment variable (e.g. PYTORCH_ENABLE_MPS_FALLBACK=1).
+// The CPU switch starts from the profile's environment variable (e.g. PYTORCH_ENABLE_MPS_FALLBACK=1), the
+// divergence switch from CROSSDEV_SIM_DIVERGE (c10::ValueError for a value it cannot parse).
 SimConfig default_config(ProfileId id, std::optional<int> device_count = std::nullopt);
 
 // Throws c10::Error naming the problem: device count outside [1, max] of the profile, or live

@@ -7,6 +7,7 @@
 #include <ATen/native/CPUFallback.h>
 #include <c10/util/Exception.h>
 
+#include "sim/diverging_ops.h"
 #include "sim/numerics.h"
 #include "sim/profile_checks.h"
 #include "sim/sim_config.h"
@@ -99,8 +100,10 @@ void sim_delegate_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack
   const auto config = admit_delegation(op, *stack);
   const c10::FunctionSchema& schema = op.schema();
   if (config->numerics.tf32_matmul) round_matmul_operands(schema, *stack);
+  const DivergentCall divergent(*config, schema, *stack);  // the divergence switch's table (diverging_ops.h)
   substitute_generators(schema, *stack);
   at::native::cpu_fallback(op, stack);
+  divergent.after(*stack);
   if (config->numerics.flush_subnormals) flush_subnormal_outputs(schema, *stack);
 }
 

@@ -2,9 +2,14 @@
 // Random number generator of the sim device. Random ops are delegated to their CPU
 // kernels, which only accept CPU generators; so a sim generator owns a CPU generator (its
 // engine) and the delegation hands that engine to the kernel. Seeding a sim generator therefore
-// reproduces exactly the sequence a CPU generator with the same seed produces.
+// reproduces exactly the sequence a CPU generator with the same seed produces, unless the divergence
+// switch is on when it is seeded: the engine is then seeded with the seed XOR the kind's stream mix
+// (divergence_switch.h), so sim draws its own numbers, as a real device's generator does, still
+// deterministic for a seed; current_seed() reports the seed it was given.
 #include <ATen/core/Generator.h>
 #include <c10/core/GeneratorImpl.h>
+
+#include <cstdint>
 
 namespace crossdev::sim {
 
@@ -25,6 +30,7 @@ class SimGeneratorImpl final : public c10::GeneratorImpl {
  private:
   SimGeneratorImpl* clone_impl() const override;
   at::Generator engine_;
+  std::uint64_t stream_mix_ = 0;  // 0: the CPU's stream; else the kind's mix, fixed when seeded
 };
 
 // One default generator per device index, created on first use.

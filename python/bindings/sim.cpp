@@ -6,6 +6,7 @@
 
 #include <mutex>
 
+#include "sim/divergence_switch.h"
 #include "sim/sim_backend.h"
 #include "sim/sim_generator.h"
 #include "sim/sim_guard.h"
@@ -30,6 +31,7 @@ py::dict config_dict(const sim::SimConfig& c) {
   d["unsupported_ops_on_cpu"] = c.unsupported_ops_on_cpu;
   d["tf32_matmul"] = c.numerics.tf32_matmul;
   d["flush_subnormals"] = c.numerics.flush_subnormals;
+  d["diverge"] = c.diverge;
   return d;
 }
 
@@ -61,8 +63,10 @@ void bind_sim(py::module_& m) {
   s.def(
       "set_profile",
       [](const std::string& name, std::optional<int> device_count, std::optional<std::vector<std::string>> unsupported_ops,
-         std::optional<bool> unsupported_ops_on_cpu, bool tf32_matmul, bool flush_subnormals) {
+         std::optional<bool> unsupported_ops_on_cpu, bool tf32_matmul, bool flush_subnormals,
+         std::optional<bool> diverge) {
         sim::SimConfig c = sim::default_config(profile_id(name), device_count);
+        if (diverge) c.diverge = *diverge;
         if (unsupported_ops) c.unsupported_ops = *unsupported_ops;
         if (unsupported_ops_on_cpu) c.unsupported_ops_on_cpu = *unsupported_ops_on_cpu;
         c.numerics.tf32_matmul = tf32_matmul;
@@ -72,7 +76,21 @@ void bind_sim(py::module_& m) {
       },
       py::arg("name"), py::arg("device_count") = py::none(), py::arg("unsupported_ops") = py::none(),
       py::arg("unsupported_ops_on_cpu") = py::none(), py::arg("tf32_matmul") = false, py::arg("flush_subnormals") = false,
-      "Activate an emulation profile (plain, mps-like, tpu-like, cuda-like, xpu-like); returns the configuration.");
+      py::arg("diverge") = py::none(),
+      "Activate an emulation profile (plain, mps-like, tpu-like, cuda-like, xpu-like); returns the configuration.\n"
+      "diverge: differ from the CPU wherever a real device may (docs/sim-backend.md); None takes $CROSSDEV_SIM_DIVERGE.");
+  s.def(
+      "diverging_kinds",
+      [](const std::string& value) {
+        try {
+          std::vector<std::string> out;
+          for (DeviceKind k : sim::parse_diverge_spec(value)) out.emplace_back(kind_name(k));
+          return out;
+        } catch (const std::invalid_argument& e) {
+          throw py::value_error(e.what());
+        }
+      },
+      py::arg("value"), "The kinds a CROSSDEV_SIM_DIVERGE value turns the divergence switch on for (ValueError if bad).");
   s.def("config", [] { return config_dict(*sim::current_config()); });
   s.def("profiles", [] {
     py::list out;

@@ -169,9 +169,10 @@ EXECUTION_TARGET = Obj(
         "simulate_spec": STR,
         "devices": ListOf(DEVICE),
     },
-    # shard: "I/N" of `crossdev run --shard`, absent when unsharded; cuda_kernels: crossdev's CUDA kernels,
-    # "built" or "not built (<why>)", absent when LibTorch has no CUDA.
-    optional={"shard": STR, "cuda_kernels": STR},
+    # shard: "I/N" of `crossdev run --shard`, absent when unsharded; sim_diverge: the simulated kinds whose
+    # sim differed from the CPU where a real device may (CROSSDEV_SIM_DIVERGE), absent when none.
+    # cuda_kernels: crossdev's CUDA kernels, "built" or "not built (<why>)"; absent when LibTorch has no CUDA.
+    optional={"shard": STR, "sim_diverge": STR, "cuda_kernels": STR},
 )
 
 # A case's structured `data` (written by Python suites; docs/bundle-schema.md, "Models data"): the models

@@ -2,6 +2,7 @@
 # crossdev on a lent GPU machine, in one call of the device tool (offline: nothing can be fetched there).
 #   ci/gpu/run.sh [all|build|test|report|peers]        (all: the four in that order, each bounded)
 #   ci/gpu/run.sh smoke                                (build, then only the checks that failed on a GPU before)
+#   ci/gpu/run.sh verdicts                             (build, then the float32 OpInfo sweep and the models on real cuda: bundles)
 #   ci/gpu/run.sh diagnose|link-rules                  (where a crash comes from; see each function)
 # The image's own python3 holds a CUDA torch; crossdev's wheel is built from $BUILD and installed into that
 # interpreter's environment (make install VENV=<its prefix>), so `make test` and the report run the installed
@@ -108,6 +109,21 @@ run_peers() {
     --markdown "$W/peer_bench_cuda_summary.md" >> "$W/peers.log" 2>&1
   say "peers rc=$rc"
   return $rc
+}
+
+run_verdicts() {
+  # Issue 39's acceptance data on a real accelerator: the float32 OpInfo sweep and the example models on the real
+  # cuda against the CPU (nothing simulated), each bundle unedited and gzipped into $OUT.
+  preload_stdcxx
+  bounded 240 150 python3 -m crossdev run --quiet --matrix matrices/opinfo/opinfo_sweep.yaml --out "$W/opinfo.json" \
+    > "$W/verdicts.log" 2>&1
+  say "opinfo sweep rc=$? $(tail -2 "$W/verdicts.log" | tr '\n' ' ')"
+  bounded 200 5 python3 -m crossdev run --quiet --matrix matrices/models --import examples/models --out "$W/models.json" \
+    >> "$W/verdicts.log" 2>&1
+  say "models rc=$? $(tail -2 "$W/verdicts.log" | tr '\n' ' ')"
+  for b in opinfo models; do [[ -f "$W/$b.json" ]] && gzip -c "$W/$b.json" > "$FINAL_OUT/$b.json.gz"; done
+  cp "$W/verdicts.log" "$FINAL_OUT/" 2>/dev/null
+  return 0
 }
 
 run_diagnose() {
@@ -224,8 +240,9 @@ case "$phase" in
   diagnose) run_diagnose ;;
   link-rules) run_link_rules ;;
   smoke) run_build && run_smoke ;;
+  verdicts) run_build && run_verdicts ;;
   all) run_build && { run_test; pack; run_report; pack; run_peers; } ;;
-  *) echo "usage: ci/gpu/run.sh [all|build|test|report|peers|smoke|diagnose|link-rules]" >&2; exit 2 ;;
+  *) echo "usage: ci/gpu/run.sh [all|build|test|report|peers|smoke|verdicts|diagnose|link-rules]" >&2; exit 2 ;;
 esac
 rc=$?
 pack

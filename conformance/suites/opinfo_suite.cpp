@@ -124,6 +124,7 @@ void write_row(json::Writer& w, const Row& row) {
   if (row.has("max_samples")) w.field("max_samples", row.integer("max_samples"));
   if (row.has("case_timeout")) w.field("case_timeout", row.number("case_timeout"));
   if (row.has("cross_machine")) w.field("cross_machine", row.boolean("cross_machine"));
+  if (row.has("numerics")) w.field("numerics", row.str("numerics"));  // its values: the worker's check_rows
   write_tolerance(w, row);
   w.end_object();
 }
@@ -154,7 +155,7 @@ class OpInfoSuite final : public Suite {
   const SuiteSchema& schema() const override {
     static const SuiteSchema s{{"opinfo", "devices", "dtypes"},
                                {"exclude", "checks", "variants", "max_samples", "case_timeout", "tolerance", "cpu_capabilities",
-                                "cross_machine"}};
+                                "cross_machine", "numerics"}};
     return s;
   }
 
@@ -172,6 +173,7 @@ class OpInfoSuite final : public Suite {
     if (row.has("exclude")) row.str_list("exclude");
     if (row.has("cpu_capabilities")) row.str_list("cpu_capabilities");  // values: the worker's check_rows
     if (row.has("cross_machine")) row.boolean("cross_machine");  // the rest: the worker's check_rows
+    if (row.has("numerics")) row.str("numerics");  // parity | deployed: crossdev.numerics.MODES, the worker's check_rows
     if (row.has("max_samples") && row.integer("max_samples") < 1) row.fail("max_samples", "expected an integer >= 1");
     if (row.has("case_timeout") && !(row.number("case_timeout") > 0)) row.fail("case_timeout", "expected seconds > 0");
     validate_tolerance(row);

@@ -1,7 +1,8 @@
 """The float64 diagnostic of a failing sample (docs/opinfo.md): the golden is the CPU in the case's
 dtype; the same sample run on the CPU in float64 (complex128 for complex dtypes) says which side,
-the device or the CPU golden, is closer to exact, and by how much. Computed only for the failing
-samples of a case (at most MAX_SAMPLES of them), so a passing sweep pays nothing for it."""
+the device or the CPU golden, is closer to exact, and by how much, and decides the sample by the float64
+rule (crossdev.float64_rule). Computed only for the samples outside tolerance, so a passing sweep pays
+nothing for it."""
 from __future__ import annotations
 
 import torch
@@ -9,7 +10,6 @@ from torch.utils._pytree import tree_flatten
 
 from . import samples
 
-MAX_SAMPLES = 10  # as many as details.failing_samples lists
 WIDER = {torch.float32: torch.float64, torch.float16: torch.float64, torch.bfloat16: torch.float64,
          torch.complex64: torch.complex128, torch.complex32: torch.complex128}
 
@@ -37,12 +37,13 @@ def _widen(sample, dtype):
 
 
 def _exact(op, sample, dtype, check: str, variant: str, grad_outputs):
-    """The float64 CPU result of `sample`: its outputs (forward) or its gradients (backward)."""
+    """The float64 CPU result of `sample`: its outputs (forward) or its gradients (backward), through
+    op_db's output_process_fn_grad as the compared results were."""
     wide_sample = _widen(sample, dtype)
     if check == "forward":
         template = samples._call(op, wide_sample) if variant == "out" else None
-        return samples._call(op, wide_sample, variant, template, "cpu")
-    outputs = [t for t in tree_flatten(samples._call(op, wide_sample, variant))[0]
+        return samples.processed(wide_sample, samples._call(op, wide_sample, variant, template, "cpu"))
+    outputs = [t for t in tree_flatten(samples.processed(wide_sample, samples._call(op, wide_sample, variant)))[0]
                if isinstance(t, torch.Tensor) and t.requires_grad]
     grads = [g.to(o.dtype) for g, o in zip(grad_outputs, outputs)]
     return list(torch.autograd.grad(outputs, samples._grad_inputs(wide_sample), grads, allow_unused=True))
@@ -56,15 +57,23 @@ def _distance(side: torch.Tensor, exact: torch.Tensor) -> float:
     return float(gap.max()) if gap.numel() else 0.0
 
 
-def distances(op, sample, dtype, check: str, variant: str, kept: samples.Kept):
-    """(device's, CPU golden's) max distance to the float64 result over the compared tensors."""
+def distances(op, sample, dtype, check: str, variant: str, kept: samples.Kept, scale: list | None = None):
+    """(device's, CPU golden's) max distance to the float64 result over the compared tensors; `scale`, a list,
+    receives the max |float64 result| over them (the float64 rule's reference check)."""
     exact = tree_flatten(_exact(op, sample, dtype, check, variant, kept.grad_outputs))[0]
     device, golden = tree_flatten(kept.actual)[0], tree_flatten(kept.expected)[0]
     d_device = d_golden = 0.0
+    compared = 0
     for a, e, x in zip(device, golden, exact):
         if all(isinstance(t, torch.Tensor) for t in (a, e, x)) and a.shape == e.shape == x.shape:
             d_device = max(d_device, _distance(a, x.detach()))
             d_golden = max(d_golden, _distance(e, x.detach()))
+            compared += 1
+            if scale is not None and x.numel() and (x.is_floating_point() or x.is_complex()):
+                finite = x.detach().abs()[x.detach().abs().isfinite()]
+                scale.append(float(finite.max()) if finite.numel() else 0.0)
+    if not compared:
+        raise ValueError("no tensor of the float64 run matches the compared ones")
     return d_device, d_golden
 
 
@@ -75,28 +84,49 @@ def closer(d_device: float, d_golden: float) -> str:
 
 
 class Diagnostic:
-    """Collects the float64 diagnostic of a case's failing samples and records it on the case:
-    details.float64 (which side is closer, how often, and both distances), metrics
-    float64_device_distance and float64_golden_distance (the max over the diagnosed samples)."""
+    """The float64 run of a case's failing samples: which side is closer to it, and the float64 rule
+    (crossdev.float64_rule: a sample outside tolerance passes when the device is within FACTOR times the
+    CPU golden's own distance from float64). Records on the case details.float64 (which side is closer,
+    how often, and both distances), metrics float64_device_distance and float64_golden_distance (the max
+    over the diagnosed samples) and float64_rule_passes (the samples the rule passed)."""
 
     def __init__(self, op, dtype, check: str, variant: str):
         self.op, self.dtype, self.check, self.variant = op, dtype, check, variant
         self.why_not = unavailable(op, dtype, check)
         self.found = []  # (device distance, golden distance) per diagnosed sample
+        self.passed = []  # float64_rule.explain(...) of each sample the rule passed
+
+    def judge(self, sample, outcome) -> tuple:
+        """(text to append to the sample's line, whether the float64 rule passes it). `sample` is the
+        golden's (CPU) sample."""
+        from crossdev import float64_rule
+
+        if self.why_not or outcome.kept is None or getattr(outcome, "metadata_mismatch", False):
+            return "", False
+        scales = []
+        try:
+            d_device, d_golden = distances(self.op, sample, self.dtype, self.check, self.variant, outcome.kept, scales)
+        except Exception as e:  # noqa: BLE001  (the op has no float64 path for this sample)
+            return f"; float64: not computed ({type(e).__name__})", False
+        self.found.append((d_device, d_golden))
+        scale = max(scales, default=0.0)
+        if float64_rule.within(d_device, d_golden, scale):
+            self.passed.append(float64_rule.explain(d_device, d_golden, scale))
+            return "", True
+        if d_golden > float64_rule.REFERENCE_REL * scale:
+            return f"; float64: {float64_rule.explain(d_device, d_golden, scale)}", False
+        return (f"; float64: device off by {d_device:.3g}, CPU golden by {d_golden:.3g}: {closer(d_device, d_golden)} "
+                f"closer, beyond {float64_rule.FACTOR:g}x"), False
 
     def sample(self, sample, outcome) -> str:
-        """The text to append to a failing sample's line ("" when it has no diagnostic)."""
-        if self.why_not or outcome.kept is None or len(self.found) >= MAX_SAMPLES:
-            return ""
-        try:
-            d_device, d_golden = distances(self.op, sample, self.dtype, self.check, self.variant, outcome.kept)
-        except Exception as e:  # noqa: BLE001  (the op has no float64 path for this sample)
-            return f"; float64: not computed ({type(e).__name__})"
-        self.found.append((d_device, d_golden))
-        return f"; float64: device off by {d_device:.3g}, CPU golden by {d_golden:.3g}: " \
-               f"{closer(d_device, d_golden)} closer"
+        return self.judge(sample, outcome)[0]
 
     def record(self, case: dict) -> None:
+        if self.passed:
+            first = self.passed[0]
+            case["details"]["float64_rule"] = (f"{len(self.passed)} sample(s) outside tolerance passed by the float64 "
+                                               f"rule; first: {first}")
+            case["metrics"]["float64_rule_passes"] = len(self.passed)
         if self.why_not:
             case["details"]["float64"] = f"no float64 diagnostic: {self.why_not}"
             return
@@ -106,6 +136,6 @@ class Diagnostic:
         d_golden = max(g for _, g in self.found)
         votes = [closer(d, g) for d, g in self.found]
         tally = ", ".join(f"{side} in {votes.count(side)}" for side in dict.fromkeys(votes))
-        case["details"]["float64"] = (f"closer to the float64 CPU result: {tally} of {len(votes)} diagnosed failing "
+        case["details"]["float64"] = (f"closer to the float64 CPU result: {tally} of {len(votes)} diagnosed "
                                       f"sample(s); max distance: device {d_device:.3g}, CPU golden {d_golden:.3g}")
         case["metrics"].update(float64_device_distance=d_device, float64_golden_distance=d_golden)

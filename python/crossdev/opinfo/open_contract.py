@@ -1,8 +1,10 @@
 """Outputs whose values the contract leaves open, and random ops. One table, each entry with its reason
 (docs/opinfo.md, "Values left open"):
 
-- OPEN_VALUES: uninitialized memory; with op_db's has_nondeterministic_output and random ops, compared on
-  shape, dtype and layout only (metadata_only_reason);
+- OPEN_VALUES: uninitialized memory; with op_db's has_nondeterministic_output, compared on shape, dtype and
+  layout only (metadata_only_reason). Random ops are found at run time (random_ops.py);
+- OPEN_OUTPUTS: outputs PyTorch's own code leaves to the backend (batch_norm's save stats in eval, layer_norm's
+  mean/rstd dtype): not compared, or compared in the golden's dtype (open_outputs);
 - OPEN_ORDER: outputs whose *order* is open: each side's result is put in a canonical form before the
   comparator sees it (comparable), so the values are still compared, and every index the op returns is
   checked to be a valid one that produces those values:
@@ -29,21 +31,6 @@ OPEN_VALUES = (
     ("empty_*", "uninitialized memory: the contract leaves the values open"),
     ("new_empty*", "uninitialized memory: the contract leaves the values open"),
 )
-RANDOM_REASON = "random op (its ATen op is tagged nondeterministic_seeded): the device's generator " \
-                "need not draw the CPU's numbers"
-
-
-def _is_random(op) -> bool:
-    import torch
-
-    name = (getattr(op, "aten_name", None) or op.name).split(".")[-1]
-    packet = getattr(torch.ops.aten, name, None)
-    if packet is None:
-        return False
-    try:
-        return any(torch.Tag.nondeterministic_seeded in getattr(packet, o).tags for o in packet.overloads())
-    except (AttributeError, RuntimeError):
-        return False
 
 
 def metadata_only_reason(op, name: str) -> str | None:
@@ -53,8 +40,6 @@ def metadata_only_reason(op, name: str) -> str | None:
             return reason
     if getattr(op, "has_nondeterministic_output", False):
         return "op_db marks its output nondeterministic (has_nondeterministic_output)"
-    if _is_random(op):
-        return RANDOM_REASON
     return None
 
 
@@ -235,3 +220,36 @@ def comparable_gradients(name: str, cpu_sample, device_sample, actual_grads, exp
             e[0] = tie_group_sums(cpu_sample.input, e[0], dim)
         return a, e
     return actual_grads, expected_grads
+
+
+# --- outputs a backend defines: not compared, or compared in the golden's dtype -----------------------
+def _batch_norm_eval(sample) -> bool:
+    """native_batch_norm / _native_batch_norm_legit (input, weight, bias, running_mean, running_var,
+    training, momentum, eps) called with training False."""
+    return _argument(sample, 4, "training", True) is False
+
+
+# (glob over the OpInfo's full name, does this sample's call leave them open, output positions, how they
+# are compared ("not compared" | "values in the golden's dtype"), reason with the PyTorch source that says so)
+OPEN_OUTPUTS = (
+    (("native_batch_norm", "_native_batch_norm_legit"), _batch_norm_eval, (1, 2), "not compared",
+     "save_mean and save_invstd in eval mode are backend-defined: the CPU returns empty (0,) tensors, CUDA "
+     "(C,) ones; op_db xfails test_compare_cpu for it (pytorch/pytorch#85960) and the backward reads "
+     "running_mean/running_var in eval, not these"),
+    ("native_layer_norm", lambda sample: True, (1, 2), "values in the golden's dtype",
+     "mean and rstd are kept in the backend's accumulation type (aten/src/ATen/native/cuda/layer_norm_kernel.cu "
+     "uses acc_type for them; the CPU kernel, aten/src/ATen/native/cpu/layer_norm_kernel.cpp, its own choice "
+     "per dtype): their dtype is open, their values are compared"),
+)
+
+
+def open_outputs(name: str, sample) -> dict:
+    """{output position: (how, reason)} for this sample's outputs the contract leaves to the backend."""
+    for globs, applies, positions, how, reason in OPEN_OUTPUTS:
+        if _matches(name, globs) and applies(sample):
+            return {position: (how, reason) for position in positions}
+    return {}
+
+
+def open_outputs_reason(name: str) -> str | None:
+    return next((reason for globs, _, _, _, reason in OPEN_OUTPUTS if _matches(name, globs)), None)

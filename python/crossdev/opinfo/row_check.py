@@ -4,6 +4,8 @@ are known)? It imports no torch while op_db's names are cached (op_names.py), so
 torch import (its run worker's), not two; python/crossdev/worker.py sends `check` requests here."""
 from __future__ import annotations
 
+from crossdev import numerics
+
 from . import cpu_capability, cross_machine, op_names, row_tolerance, selection
 
 CHECKS = ("forward", "backward")
@@ -43,3 +45,5 @@ def check(request, out) -> None:
                     out.bad(i, key, f"unknown {key[:-1]} '{value}'; expected one of {', '.join(valid)}")
         for problem in row_tolerance.problems(row, DTYPE_NAMES):
             out.bad(i, "tolerance", problem)
+        if "numerics" in row and numerics.check_mode(row["numerics"]):
+            out.bad(i, "numerics", numerics.check_mode(row["numerics"]))

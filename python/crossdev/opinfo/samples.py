@@ -33,18 +33,61 @@ class Kept:
 @dataclass
 class Outcome:
     """One sample's comparison: `mismatch` is "" when every tensor agrees; `kept` is set when it is not.
-    `shapes`: the sample's input shapes where the runner records them (the CPU-capability axis)."""
+    `shapes`: the sample's input shapes where the runner records them (the CPU-capability axis).
+    `random_ops`: the nondeterministic_seeded ATen ops the golden's call drew from (random_ops.py; empty
+    when it drew nothing, or returned the same bits for another seed); its values were then not compared.
+    `golden_sample`: the CPU sample the golden ran (the float64 rule runs it again in float64).
+    `open_outputs`: what of the result the contract left to the backend (open_contract.OPEN_OUTPUTS)."""
     mismatch: str = ""
     max_abs: float = 0.0
     max_rel: float = 0.0
     max_ulp: float = 0.0
     shapes: list = field(default_factory=list)
     kept: Kept | None = None
+    random_ops: list = field(default_factory=list)
+    golden_sample: object = None
+    open_outputs: str = ""
+    tf32_ops: list = field(default_factory=list)  # the TF32 ATen ops a deployed-TF32 sample reached
+    metadata_mismatch: bool = False
+
+
+def _move(t, device):
+    """`t` on `device`, detached, requires_grad as it was. A view keeps its base: the whole storage is
+    moved and the view taken again with the same sizes, strides and offset (op_db's as_strided samples
+    are views into a larger storage, which a plain .to() would drop)."""
+    if not isinstance(t, torch.Tensor):
+        return t
+    if t.layout == torch.strided and not t.is_nested and t.numel() and t.element_size():
+        elements = t.untyped_storage().nbytes() // t.element_size()
+        if t.storage_offset() != 0 or elements != t.numel() or not t.is_contiguous():
+            base = torch.empty(0, dtype=t.dtype, device=t.device).set_(t.detach().untyped_storage(), 0, (elements,), (1,))
+            view = base.to(device).as_strided(t.size(), t.stride(), t.storage_offset())
+            return view.detach().requires_grad_(t.requires_grad)  # a leaf view, as op_db makes them
+    return t.detach().to(device).requires_grad_(t.requires_grad)
 
 
 def _to_device(sample, device):
-    return sample.transform(
-        lambda t: t.detach().to(device).requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else t)
+    return sample.transform(lambda t: _move(t, device))
+
+
+def on_cpu(op, device_sample):
+    """The golden's sample: the device's sample moved to the CPU (test_compare_cpu: samples are made on
+    the device, `sample.transform(to_cpu)`), views with their base storage."""
+    return _to_device(device_sample, "cpu")
+
+
+def processed(sample, result):
+    """op_db's output_process_fn_grad of the sample applied to a result (test_compare_cpu does so on both
+    sides: e.g. the absolute value of eigenvectors, whose sign is any device's choice)."""
+    fn = getattr(sample, "output_process_fn_grad", None)
+    return fn(result) if fn is not None else result
+
+
+def process_fn_name(sample) -> str:
+    """The name of the sample's output_process_fn_grad, '' for SampleInput's default (the identity)."""
+    fn = getattr(sample, "output_process_fn_grad", None)
+    name = getattr(fn, "__qualname__", "") if fn is not None else ""
+    return "" if not name or name.startswith("SampleInput.") else f"{getattr(fn, '__module__', '')}.{name}"
 
 
 def shapes_of(sample) -> list:
@@ -88,6 +131,7 @@ def _call(op, sample, variant="function", out_template=None, device=None):
 
 def _compare_tensor(label, actual, expected, tol: Tolerance, values: bool, out: Outcome) -> None:
     if actual.shape != expected.shape or actual.dtype != expected.dtype or actual.layout != expected.layout:
+        out.metadata_mismatch = True  # no float64 rule for it: only values can be closer to exact
         out.mismatch = out.mismatch or (f"{label}: metadata differs: device {tuple(actual.shape)} {actual.dtype} "
                                         f"{actual.layout}, cpu {tuple(expected.shape)} {expected.dtype} {expected.layout}")
         return
@@ -115,7 +159,9 @@ def _compare_tensor(label, actual, expected, tol: Tolerance, values: bool, out: 
         out.mismatch = out.mismatch or f"{label}: {c['summary']}"
 
 
-def _compare(actual, expected, tol, values, out, what):
+def _compare(actual, expected, tol, values, out, what, open_outputs=None):
+    """Every value of two results; `open_outputs` ({position: (how, reason)}, positions of the flattened
+    result) are left out ("not compared") or compared in the golden's dtype (open_contract.OPEN_OUTPUTS)."""
     a_flat, _ = tree_flatten(actual)
     e_flat, _ = tree_flatten(expected)
     if len(a_flat) != len(e_flat):
@@ -123,6 +169,11 @@ def _compare(actual, expected, tol, values, out, what):
         return
     for i, (a, e) in enumerate(zip(a_flat, e_flat)):
         label = f"{what}[{i}]"
+        how = (open_outputs or {}).get(i, (None, None))[0]
+        if how == "not compared":
+            continue
+        if how == "values in the golden's dtype" and isinstance(a, torch.Tensor) and isinstance(e, torch.Tensor):
+            a = a.to(e.dtype)
         if isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor):
             _compare_tensor(label, a, e, tol, values, out)
         elif isinstance(e, torch.Tensor) or isinstance(a, torch.Tensor):
@@ -136,6 +187,17 @@ def _grad_inputs(sample):
     return [t for t in flat if isinstance(t, torch.Tensor) and t.requires_grad]
 
 
+def _grad_output_like(t):
+    """A random grad_output like `t` (a sparse output gets one with its layout and pattern: randn_like has
+    no sparse kernel, which failed to_sparse's backward on the CPU)."""
+    if t.layout == torch.strided:
+        return torch.randn_like(t)
+    dense = torch.randn(t.shape, dtype=t.dtype, device=t.device)
+    if t.layout == torch.sparse_coo:
+        return dense.sparse_mask(t.detach().coalesce())
+    return dense.to_sparse(layout=t.layout)
+
+
 def backward_sides(expected, actual, golden_sample, device_sample):
     """What a backward check differentiates on each side: (golden outputs, device outputs, golden
     inputs, device inputs, grad_outputs), the outputs and inputs that require grad, grad_outputs random
@@ -145,32 +207,84 @@ def backward_sides(expected, actual, golden_sample, device_sample):
     e_inputs, a_inputs = _grad_inputs(golden_sample), _grad_inputs(device_sample)
     if not e_outs or not e_inputs:
         return None
-    return e_outs, a_outs, e_inputs, a_inputs, [torch.randn_like(t) for t in e_outs]
+    return e_outs, a_outs, e_inputs, a_inputs, [_grad_output_like(t) for t in e_outs]
 
 
-def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, variant: str = "function") -> Outcome:
-    """`variant` (function, inplace, out: samples.variant_missing says when the OpInfo lacks it) is
-    run on both sides: the golden is the same form on the CPU."""
+def _same_bits(a, b) -> bool:
+    a_flat, b_flat = tree_flatten(a)[0], tree_flatten(b)[0]
+    if len(a_flat) != len(b_flat):
+        return False
+    for x, y in zip(a_flat, b_flat):
+        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
+            if x.shape != y.shape or x.dtype != y.dtype or x.layout != y.layout:
+                return False
+            x, y = x.detach(), y.detach()
+            if x.layout != torch.strided:
+                x, y = x.to_dense(), y.to_dense()
+            if not torch.equal(x, y) and not (x.is_floating_point() and torch.equal(x.nan_to_num(7.25), y.nan_to_num(7.25))):
+                return False
+        elif isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor) or (x != y and x == x):
+            return False
+    return True
+
+
+def golden(op, cpu_sample, variant: str):
+    """(result, output_process_fn_grad of it, the random ATen ops it drew from: [] when none, or when a
+    second seed gives the same bits, i.e. the sample did not draw)."""
+    from . import random_ops
+
+    seen = random_ops.RandomSeen()
+    with seen:
+        template = _call(op, cpu_sample) if variant == "out" else None
+        result = _call(op, cpu_sample, variant, template, "cpu")
+    if seen.ops:
+        after = torch.get_rng_state()
+        torch.default_generator.manual_seed(random_ops.SEED_BASE - 1)
+        with random_ops.unpinned_seed():
+            again = _call(op, cpu_sample, variant, template, "cpu")
+        torch.set_rng_state(after)
+        if _same_bits(result, again):
+            seen.ops.clear()
+    return result, processed(cpu_sample, result), template, seen
+
+
+def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, variant: str = "function",
+               tf32_tol: Tolerance | None = None) -> Outcome:
+    """`sample` is made on the device (op.sample_inputs(device, ...)), as test_compare_cpu makes it; the
+    golden runs its CPU copy (on_cpu). `variant` (function, inplace, out: samples.variant_missing says
+    when the OpInfo lacks it) is run on both sides: the golden is the same form on the CPU. Both results
+    go through op_db's output_process_fn_grad before they are compared or differentiated. `tf32_tol`: the
+    tolerance of a sample that reaches a TF32 op (crossdev.numerics.TF32_OPS) when TF32 is on (deployed)."""
     out = Outcome()  # shapes: the caller names a failing sample's (shapes_of)
+    cpu_sample = on_cpu(op, sample)
+    out.golden_sample = cpu_sample
     try:
-        template = _call(op, sample) if variant == "out" else None
-        expected = _call(op, sample, variant, template, "cpu")
+        raw_expected, expected, template, seen = golden(op, cpu_sample, variant)
     except Exception as e:  # noqa: BLE001
         raise GoldenError(f"{type(e).__name__}: {e}") from e
-    dev_sample = keep_on_host(op, sample, _to_device(sample, device))
+    out.random_ops = seen.ops
+    if tf32_tol is not None:
+        from crossdev import numerics
+        out.tf32_ops = sorted(seen.reached & set(numerics.TF32_OPS))
+        tol = tf32_tol if out.tf32_ops else tol
+    values = values and not out.random_ops
+    dev_sample = keep_on_host(op, cpu_sample, sample)
     try:
-        actual = _call(op, dev_sample, variant, template, device)
+        actual = processed(dev_sample, _call(op, dev_sample, variant, template, device))
     except Exception as e:  # noqa: BLE001
         raise DeviceError(f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}") from e
+    opened = open_contract.open_outputs(full_name(op), cpu_sample)
+    if opened:
+        out.open_outputs = "; ".join(sorted({f"{how}: {reason}" for how, reason in opened.values()}))
     if check == "forward":
         if values:  # an order the contract leaves open: each side in canonical form (open_contract.OPEN_ORDER)
-            actual, expected = open_contract.comparable(full_name(op), sample, dev_sample, actual, expected)
-        _compare(actual, expected, tol, values, out, "output")
+            actual, expected = open_contract.comparable(full_name(op), cpu_sample, dev_sample, actual, expected)
+        _compare(actual, expected, tol, values, out, "output", opened)
         if out.mismatch:
             out.kept = Kept(actual, expected)
         return out
     # backward: the same grad_outputs on both sides, gradients of every input that requires grad
-    sides = backward_sides(expected, actual, sample, dev_sample)
+    sides = backward_sides(expected, actual, cpu_sample, dev_sample)
     if sides is None:
         return out
     e_outs, a_outs, e_inputs, a_inputs, grad_outs = sides
@@ -186,8 +300,27 @@ def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, var
         raise DeviceError(f"backward: {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}") from e
     compared_a, compared_e = list(a_grads), list(e_grads)
     if values:  # a choice among ties the contract leaves open: summed over tie groups (open_contract.OPEN_TIES)
-        compared_a, compared_e = open_contract.comparable_gradients(full_name(op), sample, dev_sample, compared_a, compared_e)
+        compared_a, compared_e = open_contract.comparable_gradients(full_name(op), cpu_sample, dev_sample, compared_a, compared_e)
     _compare(compared_a, compared_e, tol, values, out, "grad")
     if out.mismatch:
         out.kept = Kept(list(a_grads), list(e_grads), grad_outs)
     return out
+
+
+def draw(op, sample, device, check: str, variant: str, grad_outputs=None):
+    """One draw of a random op on `sample` (on `device`): its processed outputs, or for backward the
+    gradients with `grad_outputs` (a list: filled by the first draw when empty, then reused, so every draw
+    of both sides differentiates with the same ones; random_ops.compare_distributions)."""
+    template = _call(op, on_cpu(op, sample)) if variant == "out" else None
+    result = processed(sample, _call(op, sample, variant, template, device))
+    if check == "forward":
+        return result
+    outs = [t for t in tree_flatten(result)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
+    inputs = _grad_inputs(sample)
+    if not outs or not inputs:
+        return []
+    if grad_outputs is not None and not grad_outputs:  # the first draw makes them (on the CPU) for every other
+        grad_outputs.extend(_grad_output_like(t.detach().to("cpu")) for t in outs)
+    grads = grad_outputs or [_grad_output_like(t) for t in outs]
+    return [g for g in torch.autograd.grad(outs, inputs, [g.to(o.device) for g, o in zip(grads, outs)], allow_unused=True)
+            if g is not None]

@@ -6,11 +6,13 @@ from __future__ import annotations
 import time
 import zlib
 
-from . import (compile_variant, cpu_capability, cross_machine, expectations, kernel_source, open_contract,
-               row_tolerance, samples, seeding, selection)
+from crossdev import numerics
+
+from . import (compile_variant, cpu_capability, cross_machine, expectations, kernel_source, op_db_decorators,
+               open_contract, random_ops, row_tolerance, samples, seeding, selection)
 from .float64_diagnostic import Diagnostic
 from .row_check import CHECKS, DTYPE_NAMES, VARIANTS, _op_db_or_fatal, check  # noqa: F401 (check: the worker's)
-from .tolerances import tolerance_for
+from .tolerances import Tolerance, tolerance_for
 from crossdev.worker_devices import device_for
 
 SEED = 0
@@ -45,18 +47,41 @@ def plan(op_db, row, shard=(1, 1)) -> list:
 
 
 def _supported(op, device_type, dtype, check) -> str | None:
-    """Why op_db says this case cannot run, or None."""
-    def dtypes_for(kind):
-        try:
-            return (op.supported_backward_dtypes(kind) if check == "backward" else op.supported_dtypes(kind))
-        except Exception:  # noqa: BLE001  (an unknown device type: op_db has no list for it)
-            return None
+    """Why op_db says this case cannot run on the CPU (no golden), or None."""
     if check == "backward" and not op.supports_autograd:
         return "op_db: no autograd support"
-    cpu = dtypes_for("cpu")
+    cpu = _dtypes_for(op, "cpu", check)
     if cpu is not None and dtype not in cpu:
         return f"op_db: {dtype} is not supported on the CPU ({check}): no golden"
     return None
+
+
+def _dtypes_for(op, kind, check):
+    try:
+        return op.supported_backward_dtypes(kind) if check == "backward" else op.supported_dtypes(kind)
+    except Exception:  # noqa: BLE001  (an unknown device type: op_db has no list for it)
+        return None
+
+
+def declared_gap(op, kind, dtype, check, rules) -> str | None:
+    """What op_db declares unsupported on the device kind (its dtypes for the kind, an onlyCPU-style
+    decorator): such a case is `skip`, counted as a declared gap, never an `error`. op_db's own tests are
+    never instantiated for these (`op.supported_dtypes(device_type)` is empty for histogram on cuda)."""
+    if kind == "cpu" or "@" in kind:
+        return None
+    if rules.declared_gap:
+        return rules.declared_gap
+    on_kind = _dtypes_for(op, kind, check)
+    if on_kind is not None and dtype not in on_kind:
+        what = "supported_backward_dtypes" if check == "backward" else "supported_dtypes"
+        return f"declared unsupported by op_db: {what}('{kind}') lacks {str(dtype).replace('torch.', '')}"
+    return None
+
+
+def _skip(case, message, **details):
+    case.update(status="skip", execution="not_run", message=message)
+    case["details"].update(details)
+    return case
 
 
 def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
@@ -77,9 +102,27 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
     dtype = _dtype(dtype_name)
     why_not = samples.variant_missing(op, variant, check) or _supported(op, kind, dtype, check)
     if why_not:
-        case.update(status="skip", execution="not_run", message=why_not)
-        return case
-    tol = row_tolerance.apply(tolerance_for(op, kind, dtype), row, dtype_name)
+        return _skip(case, why_not)
+    rules = op_db_decorators.rules_for(op, kind, dtype)
+    if rules.describe():
+        case["details"]["op_db_decorators"] = rules.describe()
+    if rules.ignored:
+        case["details"]["op_db_ignored"] = ", ".join(dict.fromkeys(rules.ignored)) + \
+            f" (decorators crossdev does not apply to {'.'.join(rules.test)})"
+    gap = declared_gap(op, kind, dtype, check, rules)
+    if gap:
+        return _skip(case, gap, declared_gap=gap)
+    if rules.skip:
+        return _skip(case, rules.skip)
+    tol = row_tolerance.apply(tolerance_for(op, kind, dtype, rules), row, dtype_name)
+    mode = row.get("numerics", numerics.DEFAULT_MODE)
+    deployed = numerics.settings()
+    if kind in numerics.TF32_KINDS:
+        case["details"]["numerics"] = numerics.record(mode, kind, deployed) + \
+            (f"; TF32 off for this op: {rules.tf32_off}" if rules.tf32_off and mode == "deployed" else "")
+    context = numerics.tf32_off if (rules.tf32_off and kind in numerics.TF32_KINDS) else \
+        (lambda: numerics.case_context(mode, kind))
+    tf32_deployed = mode == "deployed" and kind in numerics.TF32_KINDS and numerics.tf32_on(deployed) and not rules.tf32_off
     metadata_only = open_contract.metadata_only_reason(op, name)
     case["details"].update(tolerance=f"rtol={tol.rtol:g}, atol={tol.atol:g}", tolerance_source=tol.source)
     if metadata_only:
@@ -94,9 +137,57 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
     if variant == "compile":
         case["details"]["golden"] = compile_variant.GOLDEN
     device_type = str(device).split(":")[0]
+    tf32_tol = None
+    if tf32_deployed and variant != "compile" and not tol.source.startswith("row "):
+        tf32_tol = Tolerance(tol.rtol, max(tol.atol, numerics.TF32_ATOL), numerics.TF32_SOURCE)
+        case["details"]["tolerance_tf32"] = f"{tf32_tol.describe()}, for the samples that reach a TF32 op"
+    with context():
+        result = _run_samples(op, case, row, device, device_type, dtype, check, variant, tol, metadata_only,
+                              run_sample, tf32_tol)
+    if result is None:
+        return case
+    compared, failing, first, random_sample, float64 = result
+    if first is not None and execution == "simulated":
+        case["details"].update(kernel_source.for_case(op, first, device, check, variant, dtype_name))
+    if compared == 0:
+        case.update(status="skip", execution="not_run", message="no sample ran on the CPU golden")
+        return case
+    distribution = ""
+    if random_sample is not None:
+        with context():
+            distribution = _distribution(op, case, random_sample, device, device_type, check, variant, tol)
+    float64.record(case)
+    if failing:
+        case["details"]["failing_samples"] = "\n".join(failing[:10]) + (f"\n... {len(failing) - 10} more" if len(failing) > 10 else "")
+        message = f"{len(failing)} of {compared} samples differ from {'eager' if variant == 'compile' else 'the CPU'}; " \
+                  f"first: {failing[0]}; tolerance {tol.describe()}"
+        if tf32_deployed:
+            message += "; " + _tf32_rerun(op, case, row, device, device_type, dtype, check, variant, run_sample, tol)
+        case.update(status="fail", message=message)
+    elif distribution:
+        case.update(status="fail", message=f"random op: {distribution}")
+    if case["status"] == "fail" and rules.xfail:
+        case.update(status="xfail", message=f"op_db expects {'.'.join(rules.test)} to fail here "
+                                            f"({rules.xfail}): {case['message']}")
+    elif rules.xfail:
+        case["details"]["op_db_xfail_passes"] = f"op_db expects {'.'.join(rules.test)} to fail here ({rules.xfail}); " \
+            "crossdev's rules (open outputs, views kept, random ops by distribution) pass it"
+    return case
+
+
+def _sample_iter(op, device, dtype, check, variant):
+    """op_db's samples, made on the device under test as test_compare_cpu makes them (the golden runs their
+    CPU copy); a compile case's on the CPU (it compares eager and compiled on the device)."""
+    where = "cpu" if variant == "compile" else device
+    return op.sample_inputs(where, dtype, requires_grad=(check == "backward"))
+
+
+def _run_samples(op, case, row, device, device_type, dtype, check, variant, tol, metadata_only, run_sample, tf32_tol):
+    """Every sample of the case: (compared, failing lines, the first compared CPU sample, the smallest random
+    device sample, the float64 Diagnostic); None when the case ended (an error)."""
     seeding.seed(SEED, device_type)
-    sample_iter = op.sample_inputs("cpu", dtype, requires_grad=(check == "backward"))
-    compared, golden_raised, failing, first = 0, 0, [], None
+    sample_iter = _sample_iter(op, device, dtype, check, variant)
+    compared, golden_raised, failing, first, random_sample, random_ops_seen = 0, 0, [], None, None, []
     worst = samples.Outcome()
     float64 = Diagnostic(op, dtype, check, variant)
     for index, sample in enumerate(sample_iter):
@@ -104,34 +195,85 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
             break
         seeding.seed(SEED + index, device_type)
         try:
-            o = run_sample(op, sample, device, check, tol, values=metadata_only is None, variant=variant)
+            extra = {"tf32_tol": tf32_tol} if tf32_tol is not None else {}
+            o = run_sample(op, sample, device, check, tol, values=metadata_only is None, variant=variant, **extra)
         except samples.GoldenError:
             golden_raised += 1
             continue
         except samples.DeviceError as e:
             case.update(status="error", message=f"sample {index} (shapes {samples.shapes_of(sample)}): {e}")
-            return case
+            return None
         compared += 1
-        first = first if first is not None else sample
+        golden_sample = getattr(o, "golden_sample", None) or sample
+        first = first if first is not None else golden_sample
         for key in ("max_abs", "max_rel", "max_ulp"):
             setattr(worst, key, max(getattr(worst, key), getattr(o, key)))
+        if samples.process_fn_name(sample) and "output_process_fn_grad" not in case["details"]:
+            case["details"]["output_process_fn_grad"] = f"applied to both results (op_db: {samples.process_fn_name(sample)})"
+        if getattr(o, "open_outputs", ""):
+            case["details"]["open_outputs"] = o.open_outputs
+        if getattr(o, "random_ops", None):
+            random_ops_seen += [n for n in o.random_ops if n not in random_ops_seen]
+            if random_sample is None or _numel(sample) < _numel(random_sample):  # the cheapest one is drawn
+                random_sample = sample
         if o.mismatch:
-            failing.append(f"sample {index} shapes {samples.shapes_of(sample)}: {o.mismatch}{float64.sample(sample, o)}")
+            text, passes = float64.judge(golden_sample, o) if metadata_only is None and not o.random_ops else ("", False)
+            if not passes:
+                failing.append(f"sample {index} shapes {samples.shapes_of(sample)}: {o.mismatch}{text}")
     case["metrics"] = {"samples": compared, "failing_samples": len(failing), "max_abs": worst.max_abs,
                        "max_rel": worst.max_rel, "max_ulp": worst.max_ulp}
     if golden_raised:
         case["details"]["golden_raised"] = f"{golden_raised} sample(s) raised on the CPU and were not compared"
-    if first is not None and execution == "simulated":
-        case["details"].update(kernel_source.for_case(op, first, device, check, variant, dtype_name))
-    if compared == 0:
-        case.update(status="skip", execution="not_run", message="no sample ran on the CPU golden")
-        return case
-    if failing:
-        float64.record(case)
-        case["details"]["failing_samples"] = "\n".join(failing[:10]) + (f"\n... {len(failing) - 10} more" if len(failing) > 10 else "")
-        case.update(status="fail", message=f"{len(failing)} of {compared} samples differ from {'eager' if variant == 'compile' else 'the CPU'}; first: {failing[0]}; "
-                                           f"tolerance {tol.describe()}")
-    return case
+    if random_ops_seen:
+        case["details"]["random_ops"] = ", ".join(f"aten::{n}" for n in random_ops_seen)
+        case["details"]["compared"] = (f"random op (it reached {case['details']['random_ops']}, tagged "
+                                       "nondeterministic_seeded): the samples that drew compared on shape, dtype and "
+                                       "layout, and by distribution (random_ops.py)")
+    return compared, failing, first, random_sample, float64
+
+
+def _numel(sample) -> int:
+    from torch.utils._pytree import tree_flatten
+    import torch
+    return sum(t.numel() for t in tree_flatten((sample.input, sample.args, sample.kwargs))[0] if isinstance(t, torch.Tensor))
+
+
+def _distribution(op, case, sample, device, device_type, check, variant, tol) -> str:
+    """The distribution test of a random case on its smallest random sample: '' when it agrees."""
+    cpu_sample = samples.on_cpu(op, sample)
+    grad_outputs = []
+    try:
+        cpu = random_ops.draw_features(lambda: samples.draw(op, cpu_sample, "cpu", check, variant, grad_outputs),
+                                       lambda s: seeding.seed(s))
+        dev = random_ops.draw_features(lambda: samples.draw(op, sample, device, check, variant, grad_outputs),
+                                       lambda s: seeding.seed(s, device_type))
+    except Exception as e:  # noqa: BLE001  (a draw that raises: the samples above already ran, say so)
+        case["details"]["distribution"] = f"not tested: a draw raised {type(e).__name__}: {str(e)[:200]}"
+        return ""
+    verdict = random_ops.compare_distributions(dev, cpu, tol.rtol, tol.atol)
+    case["details"]["distribution"] = verdict or (
+        f"{random_ops.DRAWS} draws on each side agree in distribution ({', '.join(random_ops.FEATURES)}; "
+        f"KS at {random_ops.ALPHA:g} per case)")
+    case["metrics"]["distribution_draws"] = random_ops.DRAWS
+    return verdict
+
+
+def _tf32_rerun(op, case, row, device, device_type, dtype, check, variant, run_sample, tol) -> str:
+    """A case that failed under the deployed TF32 switches, run again with TF32 off: which mode fails."""
+    seen = numerics.OpsSeen()
+    rerun = dict(case, details=dict(case["details"]), metrics={})
+    with numerics.tf32_off():
+        result = _run_samples(op, rerun, row, device, device_type, dtype, check, variant, tol, None, run_sample, None)
+    with seen:  # the ATen ops the device run reaches (for the message): one sample once more
+        try:
+            first = next(iter(_sample_iter(op, device, dtype, check, variant)))
+            samples._call(op, first)
+        except Exception:  # noqa: BLE001
+            pass
+    passes_without = result is not None and not result[1]
+    verdict = numerics.tf32_verdict(seen.tf32_ops(), passes_without)
+    case["details"]["tf32"] = verdict
+    return verdict
 
 
 def _cases_or_fatal(request, out):

@@ -161,6 +161,36 @@ def stale_expectations(report: Report):
                  table(["runner", "entry", "match", "status", "reason"], rows, class_="grid")])
 
 
+# What decided a case beside the plain comparison (docs/opinfo.md, "Verdicts that hold on a real accelerator"):
+# (column title, does a case count)
+RULES = (
+    ("declared gaps (skip)", lambda c, d, m: c.get("status") == "skip" and bool(d.get("declared_gap"))),
+    ("passed by the float64 rule", lambda c, d, m: c.get("status") == "pass" and bool(m.get("float64_rule_passes"))),
+    ("random, by distribution", lambda c, d, m: bool(d.get("random_ops"))),
+    ("op_db xfail", lambda c, d, m: c.get("status") == "xfail" and "op_db expects" in str(c.get("message", ""))),
+    ("TF32 rerun", lambda c, d, m: bool(d.get("tf32"))),
+)
+
+
+def rule_counts(report: Report):
+    """Per runner and device kind, how many cases each rule decided."""
+    counts: Dict[Tuple[str, str], Counter] = {}
+    for runner, case in report.cases():
+        if case.get("suite") != SUITE:
+            continue
+        details, metrics = case.get("details") or {}, case.get("metrics") or {}
+        key = (runner.label, str(details.get("device_kind") or case.get("device", "?").split(":")[0]))
+        row = counts.setdefault(key, Counter())
+        for title, applies in RULES:
+            row[title] += bool(applies(case, details, metrics))
+    if not any(sum(c.values()) for c in counts.values()):
+        return Markup("")
+    rows = [[td(runner), td(kind), *(td(str(c[title]), class_="num") for title, _ in RULES)]
+            for (runner, kind), c in counts.items()]
+    return join([el("h3", "What the device rules decided"),
+                 table(["runner", "kind", *(title for title, _ in RULES)], rows, class_="grid")])
+
+
 def render(report: Report):
     t = collect(report)
     if not t.columns:
@@ -174,4 +204,4 @@ def render(report: Report):
                    "the code a new backend inherits, compared here with the CPU's own kernel), else the CPU's kernel "
                    "through sim's backend fallback, which proves only the plumbing; the scoreboards' device kernel "
                    "column says which, per check.", class_="note")
-    return join([note, heat_map(t), stale_expectations(report), *(scoreboard(t, c) for c in t.columns)])
+    return join([note, heat_map(t), rule_counts(report), stale_expectations(report), *(scoreboard(t, c) for c in t.columns)])

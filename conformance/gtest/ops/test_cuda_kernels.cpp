@@ -83,18 +83,19 @@ TEST_P(CudaBackward, FusedBackwardMatchesCpuFallbackGradients) {
 INSTANTIATE_TEST_SUITE_P(AllOps, CudaBackward, ::testing::ValuesIn(all_cases(/*include_large=*/false)), case_name);
 
 // The backward op's CUDA kernel, called through the dispatcher: one gradient per differentiable
-// input only (rotary's cos/sin and softmax's mask are not differentiated), matching the CPU's.
+// input only (rotary's x, cos and sin; softmax's scores, not its bool mask), matching the CPU's.
 TEST(CudaKernelsBackwardOp, OneGradientPerDifferentiableInput) {
   if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
   struct Case {
     const char* op;
     std::vector<c10::IValue> (*arguments)(const OpCall&);
+    std::size_t gradients;
   };
   const Case cases[] = {
-      {"rotary", [](const OpCall& c) -> std::vector<c10::IValue> { return {c.tensor("x"), c.tensor("cos"), c.tensor("sin")}; }},
+      {"rotary", [](const OpCall& c) -> std::vector<c10::IValue> { return {c.tensor("x"), c.tensor("cos"), c.tensor("sin")}; }, 3},
       {"scaled_masked_softmax",
        [](const OpCall& c) -> std::vector<c10::IValue> { const at::Tensor mask = c.tensor("mask");
-         return {c.tensor("scores"), mask.defined() ? c10::IValue(mask) : c10::IValue(), c.scalar("scale", 1.0)}; }},
+         return {c.tensor("scores"), mask.defined() ? c10::IValue(mask) : c10::IValue(), c.scalar("scale", 1.0)}; }, 1},
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(k.op);
@@ -111,10 +112,12 @@ TEST(CudaKernelsBackwardOp, OneGradientPerDifferentiableInput) {
     };
     const torch::jit::Stack cuda_grads = run(kCuda);
     const torch::jit::Stack cpu_grads = run(kCpu);
-    ASSERT_EQ(cuda_grads.size(), 1u);
-    ASSERT_EQ(cpu_grads.size(), 1u);
-    EXPECT_TRUE(cuda_grads[0].toTensor().is_cuda());
-    EXPECT_EQ(close_mismatch(cuda_grads[0].toTensor().cpu(), cpu_grads[0].toTensor(), default_tolerance(at::kFloat)), "");
+    ASSERT_EQ(cuda_grads.size(), k.gradients);
+    ASSERT_EQ(cpu_grads.size(), k.gradients);
+    for (std::size_t g = 0; g < k.gradients; ++g) {
+      EXPECT_TRUE(cuda_grads[g].toTensor().is_cuda());
+      EXPECT_EQ(close_mismatch(cuda_grads[g].toTensor().cpu(), cpu_grads[g].toTensor(), default_tolerance(at::kFloat)), "");
+    }
   }
 }
 

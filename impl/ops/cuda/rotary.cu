@@ -4,7 +4,8 @@
 //   forward   out[i] = x[i] c[i] - x[i+h] s[i]        out[i+h] = x[i+h] c[i+h] + x[i] s[i+h]
 //   backward  gx[i]  = g[i] c[i] + g[i+h] s[i+h]      gx[i+h]  = g[i+h] c[i+h] - g[i] s[i]
 // cos/sin rows [T|1, Dh] are read through a row stride (0 when shared), never expanded. 16-byte
-// packs when h is a multiple of the pack and every pointer is aligned. cos/sin get no gradient.
+// packs when h is a multiple of the pack and every pointer is aligned. cos's and sin's gradients
+// are ATen reductions (table_gradients, rotary/fallback.cpp), as on the CPU.
 #include <ATen/Dispatch.h>
 #include <ATen/Functions.h>
 
@@ -101,7 +102,9 @@ at::Tensor fused_cuda(const OpCall& call) {
 }
 
 std::vector<at::Tensor> fused_backward_cuda(const OpCall& call, const at::Tensor& grad_out) {
-  return {rotate<true>(grad_out, call.tensor("cos"), call.tensor("sin"), nullptr), at::Tensor(), at::Tensor()};
+  std::vector<at::Tensor> tables = table_gradients(call, grad_out);
+  return {rotate<true>(grad_out, call.tensor("cos"), call.tensor("sin"), nullptr), std::move(tables[0]),
+          std::move(tables[1])};
 }
 
 }  // namespace crossdev::ops::rotary

@@ -8,6 +8,10 @@
 // first-order gradient stays the fused one and the second-order one is the reference's. A call in
 // training mode (a random dropout mask) has no double backward: it raises naming the op.
 // crossdev::<op>.out: refuses inputs that require grad, as ATen's out= overloads do.
+// An input the op table does not declare differentiable (InputSpec::differentiable) that requires
+// grad makes crossdev::<op> and crossdev::<op>_backward raise NotImplementedError naming it, as
+// ATen's not-implemented derivatives do ("the derivative for 'cos' is not implemented"), never a
+// silent None gradient.
 // A `Generator?` argument is saved as a copy of the generator's state before the forward draws
 // from it (the device's default generator when None), and the backward gets a fresh copy of that
 // state each time it runs, so it redraws the forward's random stream (generator_stream.h).
@@ -92,6 +96,14 @@ const AutogradOps& autograd_ops_of(const OpDefinition& definition) {
   }
   TORCH_CHECK(found != nullptr, "crossdev::", definition.name, ": its Autograd kernels are not registered");
   return *found;
+}
+
+// Raises NotImplementedError naming `name` when it requires grad: `op` ("<op>" or "<op>_backward")
+// cannot differentiate it. Called, with grad mode on, for each tensor argument that is not differentiable.
+void refuse_gradient_of(const char* op, std::string_view suffix, const std::string& name, const c10::IValue& argument) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!(argument.isTensor() && argument.toTensor().defined() && argument.toTensor().requires_grad()),
+                              "crossdev::", op, suffix, ": the derivative for '", name,
+                              "' is not implemented (the op table declares it not differentiable)");
 }
 
 // Non-tensor arguments of apply() before the tensor list; they get no gradient slot filled.
@@ -336,14 +348,19 @@ void autograd_backward(const AutogradOps& ops, c10::DispatchKeySet keys, torch::
   std::vector<at::Tensor> differentiable;
   c10::List<std::string> edges;
   bool requires_grad = false;
+  const bool grad_mode = c10::GradMode::is_enabled();
   for (std::size_t i = 0; i < n; ++i) {
     const std::string& name = schema.arguments()[i].name();
-    if (!arguments[i].isTensor() || !(i == 0 || is_differentiable_input(def, name))) continue;
+    if (!arguments[i].isTensor()) continue;
+    if (!(i == 0 || is_differentiable_input(def, name))) {
+      if (grad_mode) refuse_gradient_of(def.name, kBackwardSuffix, name, arguments[i]);
+      continue;
+    }
     differentiable.push_back(arguments[i].toTensor());
     edges.push_back(name);
     requires_grad = requires_grad || differentiable.back().requires_grad();
   }
-  if (!requires_grad || !c10::GradMode::is_enabled()) {
+  if (!requires_grad || !grad_mode) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     op.redispatchBoxed(keys & c10::after_ADInplaceOrView_keyset, stack);
     return;
@@ -389,8 +406,12 @@ at::Tensor autograd_record_forward(const OpDefinition& def, const c10::OperatorH
   const c10::FunctionSchema& schema = op.schema();
   std::vector<at::Tensor> differentiable;
   for (std::size_t i = 0; i < arguments.size(); ++i) {
-    if (arguments[i].isTensor() && is_differentiable_input(def, schema.arguments()[i].name())) {
+    if (!arguments[i].isTensor()) continue;
+    const std::string& name = schema.arguments()[i].name();
+    if (is_differentiable_input(def, name)) {
       differentiable.push_back(arguments[i].toTensor());
+    } else {
+      refuse_gradient_of(def.name, "", name, arguments[i]);  // the recording path runs in grad mode
     }
   }
   refuse_traced_random_backward(def, schema, arguments);

@@ -12,9 +12,10 @@
 // map and no string built while the call is valid. The kernels' logic is not templated (forward_kernels.cpp).
 //
 // The Autograd kernel of crossdev::<op> is typed too: a call that needs no graph (grad mode off,
-// or no differentiable input requires grad) goes straight to the backend's typed kernel through a
+// or no tensor argument requires grad) goes straight to the backend's typed kernel through a
 // handle resolved at registration, with no lookup, boxing or allocation; one that does boxes its
-// arguments once and records the op (autograd_record_forward, autograd_kernels.cpp).
+// arguments once and records the op (autograd_record_forward, autograd_kernels.cpp), which raises
+// naming an input that requires grad but is not differentiable.
 //
 // TypedKernels::unboxed calls crossdev::<op> through that handle from an ArgumentValues
 // (unboxed_call.h), for the Python fast path: registered with the Autograd kernel.
@@ -162,13 +163,9 @@ struct TypedKernels<Definition, at::Tensor(Args...)> {
     for (const std::size_t i : *scalar_positions) call.scalars.append_in_order(slot[i].name, staged.scalars[i]);
   }
 
-  // Whether a differentiable input (ArgumentSlot::differentiable) requires grad.
-  static bool any_input_requires_grad(const Args&... args) {
-    const ArgumentSlot* slot = slots->data();
-    bool any = false;
-    ((any = any || (slot->differentiable && requires_grad_of(args)), ++slot), ...);  // every slot advances
-    return any;
-  }
+  // Whether a tensor argument requires grad: a differentiable input's records the op, any other's
+  // makes the recording path raise naming it (never a result silently cut from the graph).
+  static bool any_input_requires_grad(const Args&... args) { return (requires_grad_of(args) || ...); }
 
   // crossdev::<op>'s handle with this signature; set by register_autograd, before any call.
   static inline const c10::TypedOperatorHandle<at::Tensor(Args...)>* forward_handle = nullptr;

@@ -1,7 +1,8 @@
 // Per row (b, t, h) of Dh elements, vectorized over i < h:
 //   forward   out[i] = x[i] c[i] - x[i+h] s[i]        out[i+h] = x[i+h] c[i+h] + x[i] s[i+h]
 //   backward  gx[i]  = g[i] c[i] + g[i+h] s[i+h]      gx[i+h]  = g[i+h] c[i+h] - g[i] s[i]
-// (the backward applies the transposed rotation, so both share one kernel). x (or grad) is read
+// (the backward applies the transposed rotation, so both share one kernel; cos's and sin's
+// gradients are ATen reductions, table_gradients in fallback.cpp). x (or grad) is read
 // in place through its strides (cpu::RowReader); cos/sin, small tables, are made contiguous.
 // Compiled once per instruction set (CPU_CAPABILITY, ops/cpu/dispatch.h).
 #include <ATen/Dispatch.h>
@@ -92,8 +93,11 @@ at::Tensor forward(const OpCall& call) {
   return rotate(call.tensor("x"), call.tensor("cos"), call.tensor("sin"), /*transpose=*/false, &call);
 }
 
+// grad_x by the kernel; grad_cos and grad_sin, reductions over B and H, by ATen (table_gradients).
 std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out) {
-  return {rotate(grad_out, call.tensor("cos"), call.tensor("sin"), /*transpose=*/true, nullptr), at::Tensor(), at::Tensor()};
+  std::vector<at::Tensor> tables = table_gradients(call, grad_out);
+  return {rotate(grad_out, call.tensor("cos"), call.tensor("sin"), /*transpose=*/true, nullptr), std::move(tables[0]),
+          std::move(tables[1])};
 }
 
 }  // namespace

@@ -6,6 +6,13 @@
 #include "ops/op_definition.h"
 
 namespace crossdev::ops::rotary {
-// Backward: grad_x = grad * cos + rotate_half^T(grad * sin); cos/sin are tables, not differentiated.
+// Backward: grad_x = grad * cos + rotate_half^T(grad * sin) (the fused kernels);
+//   grad_cos = sum over B, H of grad * x,  grad_sin = sum over B, H of grad * rotate_half(x),
+//   also over T when the table is one row broadcast over T (table_gradients, ATen ops).
 CROSSDEV_DECLARE_OP_KERNELS(rotary)
+
+// {grad_cos, grad_sin} of `call` for `grad_out`, shaped and typed like cos and sin: ATen ops in the
+// opmath dtype, on any device (fallback.cpp). The fused backwards (CPU and CUDA) return these
+// beside their own grad_x.
+std::vector<at::Tensor> table_gradients(const ::crossdev::ops::OpCall& call, const at::Tensor& grad_out);
 }  // namespace crossdev::ops::rotary

@@ -54,7 +54,7 @@ OpDefinition rotary_definition() {
   OpDefinition def;
   def.name = "rotary";
   def.schema = "rotary(Tensor x, Tensor cos, Tensor sin) -> Tensor";
-  def.inputs = {{"x", true, true}, {"cos", true, false}, {"sin", true, false}};
+  def.inputs = {{"x", true, true}, {"cos", true, true}, {"sin", true, true}};
   def.shape_sets = {
       {"basic", [](InputMaker& in) { rope(in, 2, 8, 4, 32, 8); }},
       {"empty", [](InputMaker& in) { rope(in, 2, 0, 4, 32, 0); }},

@@ -35,9 +35,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reruns", type=int, default=1000)
     parser.add_argument("--out", type=pathlib.Path)
+    parser.add_argument("--ops", nargs="*", choices=list(OPS), help="a subset of the ops (default: all)")
     args = parser.parse_args(argv)
     results = {}
     for name, call in OPS.items():
+        if args.ops and name not in args.ops:
+            continue
         started, alarms = time.perf_counter(), 0
         for k in range(args.reruns):
             a = random_ops.draw_features(call, lambda s: torch.manual_seed(s + 2 * k * random_ops.DRAWS))

@@ -171,3 +171,31 @@ def test_no_float64_rule_where_the_float64_run_is_on_another_branch_of_an_ambigu
     """An eigenvector's sign: the golden and the float64 run O(1) apart; 'closer to float64' means nothing."""
     (text, passed), _ = _judge(lambda e: (-e).float(), lambda e: (-e).float() * 1.0)
     assert not passed and "the float64 run is no reference" in text, text
+
+
+# --- TF32: sim under the cuda profile rounds convolution operands to TF32 when cuDNN's flag is on -----------
+TF32_MATRIX = """\
+suite: opinfo
+cases:
+  - {id: t.parity, source: "issue 39", intent: "TF32 off by default", opinfo: "nn.functional.conv2d", devices: [cuda],
+     dtypes: [float32], checks: [forward], max_samples: 6}
+  - {id: t.deployed, source: "issue 39", intent: "the deployed switches at strict tolerance", opinfo: "nn.functional.conv2d",
+     devices: [cuda], dtypes: [float32], checks: [forward], max_samples: 6, numerics: deployed,
+     tolerance: {rtol: 1.3e-6, atol: 1e-5}}
+"""
+
+
+@requires_sim
+def test_a_tf32_convolution_fails_deployed_at_strict_tolerance_names_tf32_and_passes_in_parity(cli, tmp_path):
+    (tmp_path / "tf32.yaml").write_text(TF32_MATRIX)
+    bundle = tmp_path / "b.json"
+    proc = cli("run", "--matrix", tmp_path / "tf32.yaml", "--simulate", "cuda", "--out", bundle,
+               env={"CROSSDEV_SIM_DIVERGE": "cuda"})
+    cases = {c["id"]: c for c in json.loads(bundle.read_text())["cases"]}
+    parity = cases["t.parity/nn.functional.conv2d/cuda/float32/forward"]
+    deployed = cases["t.deployed/nn.functional.conv2d/cuda/float32/forward"]
+    assert parity["status"] == "pass", parity
+    assert parity["details"]["numerics"].startswith("parity: TF32 off for the case"), parity
+    assert deployed["status"] == "fail", deployed
+    assert "passes with TF32 off: the difference is TF32 in aten::convolution" in deployed["message"], deployed
+    assert proc.returncode == 1, proc.stdout + proc.stderr

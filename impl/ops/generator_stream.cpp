@@ -72,7 +72,14 @@ std::optional<at::Generator> harness_generator(c10::Device device, std::uint64_t
     generator.set_current_seed(stream.seed);
     generator.set_offset(stream.offset);
   } else {
-    generator.set_current_seed(seed);
+    // A device whose generator holds a CPU engine (sim) takes the CPU generator's state itself: the same
+    // stream even where the device draws from a stream of its own (sim's divergence switch mixes its seed).
+    // A generator that refuses a CPU state is seeded alike instead.
+    try {
+      generator.set_state(cpu.get_state());
+    } catch (const c10::Error&) {
+      generator.set_current_seed(seed);
+    }
   }
   return generator;
 }

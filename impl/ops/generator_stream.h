@@ -44,8 +44,9 @@ Stream draw(at::Generator generator, std::uint64_t draws);
 at::Generator snapshot(const std::optional<at::Generator>& given, c10::Device device);
 
 // The generator the conformance harness hands a case with `seed` on `device`: its first stream is
-// the one a CPU generator seeded `seed` gives, on every device (CPU and sim: a generator seeded
-// `seed`; offset-capable devices: a new generator set to that stream's seed and offset). Every
+// the one a CPU generator seeded `seed` gives, on every device (CPU: a generator seeded `seed`; sim:
+// a generator given that CPU generator's state, whatever stream sim's divergence switch gives it
+// otherwise; offset-capable devices: a new generator set to that stream's seed and offset). Every
 // implementation of one case then drops the same elements. nullopt on Meta (no generator).
 std::optional<at::Generator> harness_generator(c10::Device device, std::uint64_t seed);
 

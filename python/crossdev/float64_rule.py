@@ -35,6 +35,7 @@ FACTOR = 4.0
 # ambiguous (an eigenvector's sign, a permutation) puts the golden and the float64 run on different branches,
 # O(1) apart, where "closer to float64" means nothing and the rule must not pass anything.
 REFERENCE_REL = 1e-2
+REFERENCE_ATOL = 1e-3  # below it a distance is rounding-level whatever the scale (a result near 0: layer_norm's 1-element rows)
 SOURCE = "the float64 rule (python/crossdev/float64_rule.py): the device within 4x the CPU golden's own " \
          "distance from a float64 CPU run"
 
@@ -45,16 +46,22 @@ def within(device_distance: float, golden_distance: float, scale: float = math.i
     exact and the device is not (0 <= 4 * 0 holds only at 0)."""
     if math.isnan(device_distance) or math.isnan(golden_distance):
         return False
-    if golden_distance > REFERENCE_REL * scale:
+    if not is_reference(golden_distance, scale):
         return False
     return device_distance <= FACTOR * golden_distance
+
+
+def is_reference(golden_distance: float, scale: float) -> bool:
+    """Whether the float64 run is a reference for this result: the CPU golden within REFERENCE_REL of the
+    result's scale, or within REFERENCE_ATOL."""
+    return golden_distance <= max(REFERENCE_REL * scale, REFERENCE_ATOL)
 
 
 def explain(device_distance: float, golden_distance: float, scale: float = math.inf) -> str:
     """'device 0.00185 from float64, CPU golden 0.00178: within 4x' (or 'beyond 4x', or why float64 is no
     reference here)."""
     head = f"device {device_distance:.3g} from float64, CPU golden {golden_distance:.3g}"
-    if not math.isnan(golden_distance) and golden_distance > REFERENCE_REL * scale:
+    if not math.isnan(golden_distance) and not is_reference(golden_distance, scale):
         return f"{head}: the float64 run is no reference (the golden is {golden_distance:.3g} from it, beyond " \
                f"{REFERENCE_REL:g} of the result's scale {scale:.3g})"
     verdict = "within" if within(device_distance, golden_distance, scale) else "beyond"

@@ -253,3 +253,43 @@ def open_outputs(name: str, sample) -> dict:
 
 def open_outputs_reason(name: str) -> str | None:
     return next((reason for globs, _, _, _, reason in OPEN_OUTPUTS if _matches(name, globs)), None)
+
+
+# --- signs a factorization leaves open: a canonical form, differentiable, on both sides ----------------------
+def _qr_canonical(result):
+    """(Q D, D^H R) with D the phases of R's diagonal (signs for real dtypes; 1 where the diagonal is 0): the
+    factorization with a non-negative real diagonal of R, whichever signs each backend's Householder steps gave."""
+    import torch
+
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        return result
+    q, r = result
+    if r.dim() < 2 or r.numel() == 0:
+        return result
+    diag = r.diagonal(dim1=-2, dim2=-1)
+    magnitude = diag.abs()
+    phase = torch.where(magnitude == 0, torch.ones_like(diag), diag / torch.where(magnitude == 0, torch.ones_like(magnitude), magnitude))
+    phase = phase.detach()  # piecewise constant: no gradient of its own
+    r = r * phase.conj().unsqueeze(-1)
+    if q.dim() >= 2 and q.shape[-1] == phase.shape[-1]:
+        q = q * phase.unsqueeze(-2)
+    return type(result)((q, r)) if isinstance(result, tuple) and not hasattr(result, "_fields") else (q, r)
+
+
+# (glob over the OpInfo's full name, canonical form, reason)
+OPEN_SIGNS = (
+    (("linalg.qr", "qr"), _qr_canonical,
+     "QR is unique only up to the signs (phases) of R's diagonal: each side's factors are compared, and "
+     "differentiated, in the form whose R has a non-negative real diagonal"),
+)
+
+
+def sign_canonical(name: str, result):
+    for globs, form, _ in OPEN_SIGNS:
+        if _matches(name, globs):
+            return form(result)
+    return result
+
+
+def open_signs_reason(name: str) -> str | None:
+    return next((reason for globs, _, reason in OPEN_SIGNS if _matches(name, globs)), None)

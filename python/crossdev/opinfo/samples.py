@@ -76,11 +76,19 @@ def on_cpu(op, device_sample):
     return _to_device(device_sample, "cpu")
 
 
-def processed(sample, result):
+def _on_cpu(sample) -> bool:
+    """Whether a sample's tensors are on the CPU (made there, as TestConsistency makes mps's)."""
+    flat, _ = tree_flatten((sample.input, sample.args, sample.kwargs))
+    return all(t.device.type == "cpu" for t in flat if isinstance(t, torch.Tensor))
+
+
+def processed(sample, result, op=None):
     """op_db's output_process_fn_grad of the sample applied to a result (test_compare_cpu does so on both
-    sides: e.g. the absolute value of eigenvectors, whose sign is any device's choice)."""
+    sides: e.g. the absolute value of eigenvectors, whose sign is any device's choice), then, for `op`, the
+    sign-canonical form of factors whose signs the contract leaves open (open_contract.OPEN_SIGNS: QR)."""
     fn = getattr(sample, "output_process_fn_grad", None)
-    return fn(result) if fn is not None else result
+    result = fn(result) if fn is not None else result
+    return open_contract.sign_canonical(full_name(op), result) if op is not None else result
 
 
 def process_fn_name(sample) -> str:
@@ -210,42 +218,17 @@ def backward_sides(expected, actual, golden_sample, device_sample):
     return e_outs, a_outs, e_inputs, a_inputs, [_grad_output_like(t) for t in e_outs]
 
 
-def _same_bits(a, b) -> bool:
-    a_flat, b_flat = tree_flatten(a)[0], tree_flatten(b)[0]
-    if len(a_flat) != len(b_flat):
-        return False
-    for x, y in zip(a_flat, b_flat):
-        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
-            if x.shape != y.shape or x.dtype != y.dtype or x.layout != y.layout:
-                return False
-            x, y = x.detach(), y.detach()
-            if x.layout != torch.strided:
-                x, y = x.to_dense(), y.to_dense()
-            if not torch.equal(x, y) and not (x.is_floating_point() and torch.equal(x.nan_to_num(7.25), y.nan_to_num(7.25))):
-                return False
-        elif isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor) or (x != y and x == x):
-            return False
-    return True
-
-
 def golden(op, cpu_sample, variant: str):
-    """(result, output_process_fn_grad of it, the random ATen ops it drew from: [] when none, or when a
-    second seed gives the same bits, i.e. the sample did not draw)."""
+    """(result, output_process_fn_grad of it, the out= template, the RandomSeen of the call: the random ATen ops
+    it reached, every ATen op it reached). A sample that reaches a nondeterministic_seeded op is random: a
+    second seed cannot tell (an in-place fill returns its input; a draw of few values repeats by chance)."""
     from . import random_ops
 
     seen = random_ops.RandomSeen()
     with seen:
         template = _call(op, cpu_sample) if variant == "out" else None
         result = _call(op, cpu_sample, variant, template, "cpu")
-    if seen.ops:
-        after = torch.get_rng_state()
-        torch.default_generator.manual_seed(random_ops.SEED_BASE - 1)
-        with random_ops.unpinned_seed():
-            again = _call(op, cpu_sample, variant, template, "cpu")
-        torch.set_rng_state(after)
-        if _same_bits(result, again):
-            seen.ops.clear()
-    return result, processed(cpu_sample, result), template, seen
+    return result, processed(cpu_sample, result, op), template, seen
 
 
 def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, variant: str = "function",
@@ -256,7 +239,8 @@ def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, var
     go through op_db's output_process_fn_grad before they are compared or differentiated. `tf32_tol`: the
     tolerance of a sample that reaches a TF32 op (crossdev.numerics.TF32_OPS) when TF32 is on (deployed)."""
     out = Outcome()  # shapes: the caller names a failing sample's (shapes_of)
-    cpu_sample = on_cpu(op, sample)
+    made_on_cpu = _on_cpu(sample)
+    cpu_sample = sample if made_on_cpu else on_cpu(op, sample)
     out.golden_sample = cpu_sample
     try:
         raw_expected, expected, template, seen = golden(op, cpu_sample, variant)
@@ -268,9 +252,9 @@ def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, var
         out.tf32_ops = sorted(seen.reached & set(numerics.TF32_OPS))
         tol = tf32_tol if out.tf32_ops else tol
     values = values and not out.random_ops
-    dev_sample = keep_on_host(op, cpu_sample, sample)
+    dev_sample = keep_on_host(op, cpu_sample, _to_device(sample, device) if made_on_cpu else sample)
     try:
-        actual = processed(dev_sample, _call(op, dev_sample, variant, template, device))
+        actual = processed(dev_sample, _call(op, dev_sample, variant, template, device), op)
     except Exception as e:  # noqa: BLE001
         raise DeviceError(f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}") from e
     opened = open_contract.open_outputs(full_name(op), cpu_sample)
@@ -312,7 +296,7 @@ def draw(op, sample, device, check: str, variant: str, grad_outputs=None):
     gradients with `grad_outputs` (a list: filled by the first draw when empty, then reused, so every draw
     of both sides differentiates with the same ones; random_ops.compare_distributions)."""
     template = _call(op, on_cpu(op, sample)) if variant == "out" else None
-    result = processed(sample, _call(op, sample, variant, template, device))
+    result = processed(sample, _call(op, sample, variant, template, device), op)
     if check == "forward":
         return result
     outs = [t for t in tree_flatten(result)[0] if isinstance(t, torch.Tensor) and t.requires_grad]

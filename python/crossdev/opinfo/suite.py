@@ -130,6 +130,8 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
     elif check == "backward" and open_contract.open_ties_reason(name):
         case["details"]["compared"] = "the input's gradient summed over tie groups where the sample leaves " \
             "the choice among ties open (backward): " + open_contract.open_ties_reason(name)
+    elif open_contract.open_signs_reason(name):
+        case["details"]["compared"] = "in sign-canonical form, forward and backward: " + open_contract.open_signs_reason(name)
     elif open_contract.open_order_reason(name):
         case["details"]["compared"] = "in canonical order where the sample leaves it open (forward): " + \
             open_contract.open_order_reason(name)
@@ -175,10 +177,17 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
     return case
 
 
-def _sample_iter(op, device, dtype, check, variant):
-    """op_db's samples, made on the device under test as test_compare_cpu makes them (the golden runs their
-    CPU copy); a compile case's on the CPU (it compares eager and compiled on the device)."""
-    where = "cpu" if variant == "compile" else device
+# Kinds whose reference test makes its samples on the CPU and moves them to the device: test_mps.py's
+# TestConsistency (`op.sample_inputs("cpu", ...)`, then `.to("mps")`); every other kind's, test_compare_cpu,
+# makes them on the device.
+SAMPLES_MADE_ON_CPU = ("mps",)
+
+
+def _sample_iter(op, device, dtype, check, variant, kind=""):
+    """op_db's samples, where the kind's reference test makes them: on the device under test as test_compare_cpu
+    does (the golden runs their CPU copy), on the CPU for mps as TestConsistency does, and on the CPU for a compile
+    case (it compares eager and compiled on the device)."""
+    where = "cpu" if variant == "compile" or kind in SAMPLES_MADE_ON_CPU else device
     return op.sample_inputs(where, dtype, requires_grad=(check == "backward"))
 
 
@@ -186,7 +195,7 @@ def _run_samples(op, case, row, device, device_type, dtype, check, variant, tol,
     """Every sample of the case: (compared, failing lines, the first compared CPU sample, the smallest random
     device sample, the float64 Diagnostic); None when the case ended (an error)."""
     seeding.seed(SEED, device_type)
-    sample_iter = _sample_iter(op, device, dtype, check, variant)
+    sample_iter = _sample_iter(op, device, dtype, check, variant, case["details"]["device_kind"])
     compared, golden_raised, failing, first, random_sample, random_ops_seen = 0, 0, [], None, None, []
     worst = samples.Outcome()
     float64 = Diagnostic(op, dtype, check, variant)
@@ -240,7 +249,8 @@ def _numel(sample) -> int:
 
 def _distribution(op, case, sample, device, device_type, check, variant, tol) -> str:
     """The distribution test of a random case on its smallest random sample: '' when it agrees."""
-    cpu_sample = samples.on_cpu(op, sample)
+    cpu_sample = sample if samples._on_cpu(sample) else samples.on_cpu(op, sample)
+    sample = samples._to_device(sample, device) if samples._on_cpu(sample) else sample
     grad_outputs = []
     try:
         cpu = random_ops.draw_features(lambda: samples.draw(op, cpu_sample, "cpu", check, variant, grad_outputs),
@@ -266,8 +276,8 @@ def _tf32_rerun(op, case, row, device, device_type, dtype, check, variant, run_s
         result = _run_samples(op, rerun, row, device, device_type, dtype, check, variant, tol, None, run_sample, None)
     with seen:  # the ATen ops the device run reaches (for the message): one sample once more
         try:
-            first = next(iter(_sample_iter(op, device, dtype, check, variant)))
-            samples._call(op, first)
+            first = next(iter(_sample_iter(op, device, dtype, check, variant, case["details"]["device_kind"])))
+            samples._call(op, samples._to_device(first, device))
         except Exception:  # noqa: BLE001
             pass
     passes_without = result is not None and not result[1]

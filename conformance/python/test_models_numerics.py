@@ -8,6 +8,7 @@
   default as in PyTorch), a convolution model fails under `numerics: deployed`, its message naming
   TF32 and aten::convolution from the rerun with TF32 off, and passes under `parity` (the default)."""
 import json
+import pathlib
 import os
 import re
 import subprocess
@@ -140,32 +141,14 @@ def test_an_unknown_numerics_mode_is_exit_2_naming_file_line_and_the_modes(cli, 
     assert f"numerics: 'fast' is not a numerics mode; expected one of: {', '.join(MODES)}" in proc.stderr, proc.stderr
 
 
-SIM_TF32_PROBE = """\
-import json, os, torch, crossdev
-crossdev.sim.register()
-device = crossdev.sim.device_for("cuda")["device"]
-torch.manual_seed(0)
-a, b, w = torch.randn(64, 64), torch.randn(64, 64), torch.randn(8, 3, 3, 3)
-x = torch.randn(2, 3, 8, 8)
-def largest(flag_on):
-    mm = lambda: (a.to(device) @ b.to(device)).cpu()
-    conv = lambda: torch.nn.functional.conv2d(x.to(device), w.to(device)).cpu()
-    out = {}
-    for name, f, set_flag in (("mm", mm, lambda v: setattr(torch.backends.cuda.matmul, "allow_tf32", v)),
-                              ("convolution", conv, lambda v: setattr(torch.backends.cudnn, "allow_tf32", v))):
-        set_flag(flag_on)
-        out[name] = f()
-    return out
-on, off = largest(True), largest(False)
-print(json.dumps({k: float((on[k] - off[k]).abs().max()) for k in on}))
-os._exit(0)
-"""
+# The probe registers sim in a process of its own (sim_tf32_probe.py), never in the xdist worker's.
+SIM_TF32_PROBE = pathlib.Path(__file__).resolve().parent / "sim_tf32_probe.py"
 
 
 def sim_tf32_missing() -> str:
     """Why sim under `--simulate cuda` (divergence on) does not round to TF32 as PyTorch's flags say, or ''."""
     env = {**os.environ, **ENV, "CROSSDEV_SIM_DIVERGE": "cuda"}
-    proc = subprocess.run([sys.executable, "-c", SIM_TF32_PROBE], capture_output=True, text=True, env=env, timeout=120)
+    proc = subprocess.run([sys.executable, str(SIM_TF32_PROBE)], capture_output=True, text=True, env=env, timeout=120)
     if proc.returncode != 0:
         return f"the sim TF32 probe failed: {proc.stderr.strip().splitlines()[-1:]}"
     differences = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -88,7 +88,9 @@ def processed(sample, result, op=None):
     sign-canonical form of factors whose signs the contract leaves open (open_contract.OPEN_SIGNS: QR)."""
     fn = getattr(sample, "output_process_fn_grad", None)
     result = fn(result) if fn is not None else result
-    return open_contract.sign_canonical(full_name(op), result) if op is not None else result
+    if op is None or not hasattr(op, "variant_test_name"):  # a plain callable (the in-process diagnostics)
+        return result
+    return open_contract.sign_canonical(full_name(op), result)
 
 
 def process_fn_name(sample) -> str:

@@ -5,6 +5,7 @@ their first divergence. Cases from bundles without `data` (older writers, skippe
 are in the table only."""
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
+from crossdev.float64_rule import FACTOR as FLOAT64_RULE_FACTOR
 from crossdev.report.bundle import metric
 from crossdev.report.merge import Report
 from crossdev.report.views.h import Markup, el, execution_badge, fmt_number, join, status_badge, table, td
@@ -139,7 +140,7 @@ def render(report: Report):
                      "included) solid, own (the call alone on the golden's inputs, measured only when a check fails) "
                      "dashed; an exact 0 sits on the bottom line. The green band is the dtype's tolerance on max_abs; a "
                      "call also passes when the device "
-                     "is within 4x the CPU's own error against float64, so the verdict (a red ring when out of "
+                     f"is within {FLOAT64_RULE_FACTOR:g}x the CPU's own error against float64 (the float64 rule), so the verdict (a red ring when out of "
                      "tolerance) is what counts. The first divergence is the innermost call, first in order, whose "
                      "own error is out of tolerance.", class_="note")]
     for (model, dtype), entries in groups.items():

@@ -18,10 +18,13 @@ VENV ?= $(BUILD)/venv
 VENV_PY := $(VENV)/bin/python
 # The wheel is built in $(BUILD) itself (scikit-build-core's build-dir), with the tests and the bench,
 # so `make install` after `make build` compiles nothing and a second `make test` rebuilds nothing.
-PIP_BUILD := -C build-dir=$(BUILD) -C cmake.define.CROSSDEV_BUILD_TESTS=ON -C cmake.define.CROSSDEV_BUILD_BENCH=ON \
+# BUILD_TESTS/BUILD_BENCH=OFF: only what runs the matrices (make xla's build against torch_xla's torch).
+BUILD_TESTS ?= ON
+BUILD_BENCH ?= ON
+PIP_BUILD := -C build-dir=$(BUILD) -C cmake.define.CROSSDEV_BUILD_TESTS=$(BUILD_TESTS) -C cmake.define.CROSSDEV_BUILD_BENCH=$(BUILD_BENCH) \
              -C cmake.define.CROSSDEV_PYTHON_EXECUTABLE=$(PYTHON)
 
-.PHONY: all setup setup-test configure build install test test-stress ctest pytest report clean help cuda-build-check wheel
+.PHONY: all setup setup-test configure build install test test-stress ctest pytest report clean help cuda-build-check wheel xla
 
 all: build
 
@@ -36,7 +39,8 @@ setup-test:
 	@PYTHON=$(PYTHON) bash ci/setup.sh --test
 
 $(BUILD)/build.ninja:
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCROSSDEV_PYTHON_EXECUTABLE=$(PYTHON) $(CMAKE_ARGS)
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCROSSDEV_PYTHON_EXECUTABLE=$(PYTHON) \
+	  -DCROSSDEV_BUILD_TESTS=$(BUILD_TESTS) -DCROSSDEV_BUILD_BENCH=$(BUILD_BENCH) $(CMAKE_ARGS)
 
 configure: setup $(BUILD)/build.ninja
 
@@ -82,6 +86,12 @@ report: install
 
 clean:
 	rm -rf $(BUILD) $(REPORT_DIR) dist
+
+# The real xla device of torch_xla (PJRT's CPU client on a CPU host): its venv (cached under
+# ${XDG_CACHE_HOME:-~/.cache}/crossdev), crossdev built against its torch, the catalog, the OpInfo sweep,
+# the models and seed 001's claims on xla, written to reports/xla/ (ci/xla_runner.sh, docs/xla.md).
+xla:
+	@JOBS=$(JOBS) PYTHON=$(PYTHON) bash ci/xla_runner.sh
 
 # The CUDA flavour, compiled and linked without a GPU, in its own venv and build dir under
 # ${XDG_CACHE_HOME:-~/.cache}/crossdev (ci/cuda_build_check.sh). Independent of $(BUILD).

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/host_option.h"
+#include "runner/python_runtimes.h"
 #include "util/json.h"
 
 namespace crossdev::cli {
@@ -14,7 +15,7 @@ int cmd_devices(const std::vector<std::string>& argv) {
   const ParsedArgs args = parse_args(argv, kOptions);
   if (args.has("--help")) {
     std::cout << "usage: crossdev devices [--simulate S] [--json]\n\nLists the device kinds this host has, each "
-                 "labelled real or simulated.\n\n"
+                 "labelled real or simulated, and each Python runtime (torch_xla) that is absent, with why.\n\n"
               << format_options(kOptions);
     return kExitPass;
   }
@@ -35,6 +36,13 @@ int cmd_devices(const std::vector<std::string>& argv) {
       }
       w.end_array().end_object();
     }
+    w.end_array();
+    // Device kinds whose runtime is a Python package (torch_xla): real or absent, and why (runner/python_runtimes.h).
+    w.key("python_runtimes").begin_array();
+    for (const auto& r : conformance::python_runtime_reports()) {
+      w.begin_object().field("kind", kind_name(r.kind)).field("status", r.real ? "real" : "absent");
+      w.field("summary", r.summary).field("reason", r.reason).end_object();
+    }
     w.end_array().end_object();
     std::cout << w.str() << "\n";
     return kExitPass;
@@ -46,6 +54,8 @@ int cmd_devices(const std::vector<std::string>& argv) {
     std::printf("  %-5s x%-3d %s\n", kind_name(kind), p.count, provenance_name(p.provenance));
     for (const auto& d : p.devices) std::printf("        - %s\n", d.name.c_str());
   }
+  for (const auto& r : conformance::python_runtime_reports())
+    if (!r.real) std::printf("  %-5s absent: %s\n", kind_name(r.kind), r.reason.c_str());
   return kExitPass;
 }
 

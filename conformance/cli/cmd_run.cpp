@@ -32,6 +32,7 @@
 #include "runner/catalog.h"
 #include "runner/interrupt.h"
 #include "runner/isolated_runner.h"
+#include "runner/python_runtimes.h"
 #include "runner/run_context.h"
 #include "runner/runner.h"
 #include "suites/opinfo_expectations.h"
@@ -204,6 +205,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
+  export_python_runtime_reports();  // the isolation workers inherit the probe instead of repeating it
   // Said once, by the parent: its isolation workers prepare the same host and would repeat it.
   if (!prepared.note.empty() && !args.has("--worker")) std::cerr << "crossdev run: " << prepared.note << "\n";
   RunContext& ctx = prepared.ctx;

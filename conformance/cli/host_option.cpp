@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "runner/python_runtimes.h"
+
 namespace crossdev::cli {
 
 std::string simulate_spec(const ParsedArgs& args) {
@@ -10,7 +12,9 @@ std::string simulate_spec(const ParsedArgs& args) {
 
 HostProfile host_for(const ParsedArgs& args) {
   try {
-    return HostProfile::probe_with_simulation(simulate_spec(args));
+    HostProfile host = HostProfile::probe_with_simulation(simulate_spec(args));
+    conformance::attach_python_runtimes(host);  // torch_xla's xla (runner/python_runtimes.h)
+    return host;
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

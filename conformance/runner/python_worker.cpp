@@ -17,6 +17,7 @@
 
 #include "device/device_kind.h"
 #include "runner/interrupt.h"
+#include "runner/python_runtimes.h"
 
 extern char** environ;
 
@@ -72,6 +73,11 @@ void write_process_setup(json::Writer& w, const RunContext& ctx) {
   w.key("simulated_kinds").begin_array();
   for (DeviceKind kind : kAllDeviceKinds)
     if (ctx.host.provenance(kind) == Provenance::Simulated) w.value(kind_name(kind));
+  w.end_array();
+  // Real kinds whose runtime is a Python package: the worker imports it for a case on that kind.
+  w.key("runtimes").begin_array();
+  for (const auto& r : python_runtime_reports())
+    if (r.real && ctx.host.provenance(r.kind) == Provenance::Real) w.value(kind_name(r.kind));
   w.end_array();
 }
 

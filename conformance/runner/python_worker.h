@@ -20,7 +20,8 @@ namespace crossdev::conformance {
 // The fields every request carries so that the worker process is prepared as this engine is,
 // before any suite code runs (crossdev.worker.prepare_process): "simulated_kinds" (the sim
 // backend is registered first) and "libraries" (--load-library's paths, in order, loaded with
-// torch.ops.load_library, so a user's kernels registered for a device are the ones judged).
+// torch.ops.load_library, so a user's kernels registered for a device are the ones judged) and
+// "runtimes" (real kinds whose runtime the worker imports first: torch_xla, runner/python_runtimes.h).
 // Call it inside the request's JSON object; every Python suite's request uses it.
 void write_process_setup(json::Writer& w, const RunContext& ctx);
 

@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "runner/python_runtimes.h"
 #include "sim/divergence_switch.h"
 #include "sim/sim_backend.h"
 
@@ -23,6 +24,7 @@ std::string real_accelerator(const HostProfile& host) {
 PreparedRun prepare_run(const std::string& simulate_spec) {
   sim::diverging_kinds_from_env();  // a bad CROSSDEV_SIM_DIVERGE is bad input before anything runs
   PreparedRun run{RunContext{HostProfile::probe_with_simulation(simulate_spec), simulate_spec}, ""};
+  attach_python_runtimes(run.ctx.host);  // torch_xla's xla, when installed and working (runner/python_runtimes.h)
   const std::string accelerator = real_accelerator(run.ctx.host);
   if (!run.ctx.host.any_simulated()) return run;  // nothing simulated: the process is left as it is
   if (accelerator.empty()) {
@@ -34,6 +36,7 @@ PreparedRun prepare_run(const std::string& simulate_spec) {
                                accelerator;
     run.note = "not simulating (" + simulate_spec + "): " + reason + "; the simulated kinds are not run";
     run.ctx = RunContext{HostProfile::probe(), ""};
+    attach_python_runtimes(run.ctx.host);
     run.ctx.not_simulated_reason = reason;
   }
   return run;

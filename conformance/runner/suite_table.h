@@ -15,6 +15,7 @@ std::unique_ptr<Suite> make_manager_suite();
 std::unique_ptr<Suite> make_errors_suite();
 std::unique_ptr<Suite> make_opinfo_suite();
 std::unique_ptr<Suite> make_models_suite();
+std::unique_ptr<Suite> make_claims_suite();
 
 std::vector<std::unique_ptr<Suite>> builtin_suites();
 

@@ -44,6 +44,7 @@
 #include "parity/expectations.h"
 #include "suites/case_expectations.h"
 #include "parity/op_parity.h"
+#include "runner/python_runtimes.h"
 #include "runner/run_context.h"
 #include "runner/suite.h"
 #include "sim/simulated_device.h"
@@ -352,7 +353,11 @@ class OpsSuite final : public Suite {
       const parity::Expectation* expected =
           expectations_for(row.file(), key.kind).find(c.id, simulated ? "simulated" : "real");
       c.execution = simulated ? Execution::Simulated : Execution::Real;
-      if (ctx.host.provenance(key.kind) != Provenance::Real && !simulated) {
+      if (const auto elsewhere = not_in_this_process(key.kind, ctx.host)) {
+        c.status = Status::Skip;  // torch_xla's xla: a Python runtime this process has not imported
+        c.execution = Execution::NotRun;
+        c.message = *elsewhere;
+      } else if (ctx.host.provenance(key.kind) != Provenance::Real && !simulated) {
         c.status = Status::Skip;
         c.execution = Execution::NotRun;
         c.message = ctx.not_simulated_reason.empty()
@@ -396,7 +401,8 @@ class OpsSuite final : public Suite {
       // any expectation applies.
       const bool simulated = ctx.host.provenance(key.kind) == Provenance::Simulated &&
                              sim::device_for_simulated_kind(key.kind, 0, ctx.host).has_value();
-      const bool runs = simulated || ctx.host.provenance(key.kind) == Provenance::Real;
+      const bool runs = simulated || (ctx.host.provenance(key.kind) == Provenance::Real &&
+                                      !not_in_this_process(key.kind, ctx.host));
       const parity::Expectation* e =
           runs ? expectations_for(row.file(), key.kind).find(key.id, simulated ? "simulated" : "real") : nullptr;
       if (e) {

@@ -74,14 +74,16 @@ bool diverge_from_env(ProfileId id) {
 // allowTF32CuBLAS and allowTF32CuDNN exist in every torch 2.x and read the flags torch.backends sets, on
 // builds without CUDA too. Since the fp32_precision API (torch 2.9) allowTF32CuDNN takes the operator, and
 // without one it insists that the convolution and RNN flags agree: convolution asks for its own, as
-// cuDNN's convolution in ATen does.
+// cuDNN's convolution in ATen does (by name in 2.9, as at::Float32Op from 2.10).
 bool tf32_for_gemm(ProfileId id) {
   return divergence_traits(id).tf32 == Tf32Flags::CudaFlags && at::globalContext().allowTF32CuBLAS();
 }
 bool tf32_for_convolution(ProfileId id) {
   if (divergence_traits(id).tf32 != Tf32Flags::CudaFlags) return false;
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 9)
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 10)
   return at::globalContext().allowTF32CuDNN(at::Float32Op::CONV);
+#elif TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR == 9
+  return at::globalContext().allowTF32CuDNN("conv");  // 2.9: the operator by name, before the Float32Op enum
 #else
   return at::globalContext().allowTF32CuDNN();
 #endif

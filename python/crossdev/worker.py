@@ -31,11 +31,13 @@ import signal
 import sys
 import traceback
 
+from crossdev import runtimes as runtimes_table
+
 # Suites defined in Python: suite name -> module with check(request, out) and run(request, out).
-SUITES = {"opinfo": "crossdev.opinfo.suite", "models": "crossdev.models.suite"}
+SUITES = {"opinfo": "crossdev.opinfo.suite", "models": "crossdev.models.suite", "claims": "crossdev.claims.suite"}
 # A suite whose `check` lives in a lighter module than its `run` (one that imports no torch): a check
 # request imports only that, and sets up no simulated backend (it runs no case).
-CHECK_MODULES = {"opinfo": "crossdev.opinfo.row_check"}
+CHECK_MODULES = {"opinfo": "crossdev.opinfo.row_check", "claims": "crossdev.claims.suite"}
 
 STATUS_CODES = {"pass": 0, "fail": 1, "xfail": 2, "xpass": 3, "skip": 4, "error": 5, "crash": 6}
 EXECUTION_CODES = {"real": 0, "simulated": 1, "not_run": 2}
@@ -123,9 +125,16 @@ def prepare_process(request: dict) -> str | None:
     autograd engine), then `libraries` (--load-library), in order, with torch.ops.load_library, so
     a user's kernels registered for a device are the ones judged. Returns why it failed, or None."""
     libraries = request.get("libraries", [])
-    if not request.get("simulated_kinds") and not libraries:
+    runtimes = [k for k in request.get("runtimes", []) if request.get("kinds", {}).get(k) == "real"]
+    if not request.get("simulated_kinds") and not libraries and not runtimes:
         return None
     import torch
+
+    for kind in runtimes:  # a real kind whose runtime is a Python package (crossdev/runtimes.py): torch_xla
+        try:
+            runtimes_table.load(kind)
+        except Exception as e:  # noqa: BLE001  the probe found it working; say what changed
+            return f"cannot import the runtime of the real '{kind}' device: {type(e).__name__}: {e}"
 
     if request.get("simulated_kinds"):
         import crossdev
@@ -139,7 +148,19 @@ def prepare_process(request: dict) -> str | None:
     return None
 
 
+def serve_runtimes(out: Protocol) -> None:
+    """The engine's probe of the Python runtimes (runner/python_runtimes.cpp): one RUNTIME line each."""
+    for report in runtimes_table.probe():
+        fields = ["RUNTIME", report["kind"], report["status"], str(report["count"]), report.get("summary", ""),
+                  report.get("reason", "")]
+        out.line("\t".join(_escape(f) for f in fields))
+
+
 def serve(request: dict, out: Protocol) -> None:
+    if request.get("request") == "runtimes":
+        serve_runtimes(out)
+        out.done()
+        return
     name = request.get("suite")
     if name not in SUITES:
         out.fatal(f"unknown Python suite '{name}'; expected one of {', '.join(sorted(SUITES))}")

@@ -4,8 +4,33 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/CachingDeviceAllocator.h>
 
+#include <type_traits>
+#include <utility>
+
 namespace crossdev::manager {
 namespace {
+
+// DeviceAllocator::getMemoryInfo came after DeviceAllocator itself (torch 2.9 has the allocator, not the call).
+template <typename A, typename = void>
+struct HasMemoryInfo : std::false_type {};
+template <typename A>
+struct HasMemoryInfo<A, std::void_t<decltype(std::declval<A&>().getMemoryInfo(c10::DeviceIndex{}))>> : std::true_type {};
+
+// The device's total memory in bytes, or -1 where the allocator cannot say.
+template <typename A>
+long long total_memory(A* allocator, int index) {
+  if constexpr (HasMemoryInfo<A>::value) {
+    try {
+      return static_cast<long long>(allocator->getMemoryInfo(static_cast<c10::DeviceIndex>(index)).second);
+    } catch (const c10::Error&) {
+      return -1;  // "getMemoryInfo is not implemented for this allocator yet."
+    }
+  } else {
+    (void)allocator;
+    (void)index;
+    return -1;  // this LibTorch's DeviceAllocator has no getMemoryInfo
+  }
+}
 
 constexpr auto kAggregate = static_cast<std::size_t>(c10::CachingAllocator::StatType::AGGREGATE);
 
@@ -28,11 +53,7 @@ MemoryStats AcceleratorBackend::memory_stats(int index) const {
   m.reserved = stats.reserved_bytes[kAggregate].current;
   m.peak_allocated = stats.allocated_bytes[kAggregate].peak;
   m.peak_reserved = stats.reserved_bytes[kAggregate].peak;
-  try {
-    m.total = static_cast<long long>(allocator->getMemoryInfo(static_cast<c10::DeviceIndex>(index)).second);
-  } catch (const c10::Error&) {
-    m.total = -1;  // "getMemoryInfo is not implemented for this allocator yet."
-  }
+  m.total = total_memory(allocator, index);
   m.scope = "device allocator";
   m.source = std::string("c10::DeviceAllocator(") + kind_name(kind_) + ")::getDeviceStats / getMemoryInfo";
   return m;

@@ -3,6 +3,7 @@ per op x device x dtype x check, in a fixed order (the engine resumes after a cr
 (row_check.py, torch-free) validates rows against the installed torch's op_db."""
 from __future__ import annotations
 
+import contextlib
 import time
 import zlib
 
@@ -143,9 +144,12 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
     if tf32_deployed and variant != "compile" and not tol.source.startswith("row "):
         tf32_tol = Tolerance(tol.rtol, max(tol.atol, numerics.TF32_ATOL), numerics.TF32_SOURCE)
         case["details"]["tolerance_tf32"] = f"{tf32_tol.describe()}, for the samples that reach a TF32 op"
-    with context():
+    with context(), _lowering(device_type, execution) as lowering:
         result = _run_samples(op, case, row, device, device_type, dtype, check, variant, tol, metadata_only,
                               run_sample, tf32_tol)
+    if lowering is not None:  # a real xla device: lowered to XLA, or torch_xla's CPU fallback (xla_lowering.py)
+        case["details"].update(lowering.details())
+        case["metrics"].update(lowering.metrics())
     if result is None:
         return case
     compared, failing, first, random_sample, float64 = result
@@ -165,6 +169,9 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
                   f"first: {failing[0]}; tolerance {tol.describe()}"
         if tf32_deployed:
             message += "; " + _tf32_rerun(op, case, row, device, device_type, dtype, check, variant, run_sample, tol)
+        if lowering is not None:
+            message += "; " + _reverse_order_rerun(op, case, row, device, device_type, dtype, check, variant, tol,
+                                                   metadata_only, run_sample, failing)
         case.update(status="fail", message=message)
     elif distribution:
         case.update(status="fail", message=f"random op: {distribution}")
@@ -175,6 +182,14 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
         case["details"]["op_db_xfail_passes"] = f"op_db expects {'.'.join(rules.test)} to fail here ({rules.xfail}); " \
             "crossdev's rules (open outputs, views kept, random ops by distribution) pass it"
     return case
+
+
+def _lowering(device_type, execution):
+    """A Recorder of torch_xla's counters around a case on a real xla device; a no-op context elsewhere."""
+    if device_type == "xla" and execution == "real":
+        from crossdev import xla_lowering
+        return xla_lowering.Recorder()
+    return contextlib.nullcontext()
 
 
 # Kinds whose reference test makes its samples on the CPU and moves them to the device: test_mps.py's
@@ -265,6 +280,37 @@ def _distribution(op, case, sample, device, device_type, check, variant, tol) ->
         f"{random_ops.DRAWS} draws on each side agree in distribution ({', '.join(random_ops.FEATURES)}; "
         f"KS at {random_ops.ALPHA:g} per case)")
     case["metrics"]["distribution_draws"] = random_ops.DRAWS
+    return verdict
+
+
+def _reverse_order_rerun(op, case, row, device, device_type, dtype, check, variant, tol, metadata_only, run_sample,
+                         failing) -> str:
+    """A failing case on a lazy device (xla), its samples run again in reverse order: a sample whose result
+    depends on the graphs compiled before it (torch_xla reusing a cached graph for another argument, as
+    pixel_shuffle's upscale factor) fails in one order only. Either way the case stays failed."""
+    failed_forward = {int(line.split()[1]) for line in failing}
+    items = []
+    for index, sample in enumerate(_sample_iter(op, device, dtype, check, variant, case["details"]["device_kind"])):
+        if index >= row.get("max_samples", 16):
+            break
+        items.append((index, sample))
+    failed_reversed = set()
+    for index, sample in reversed(items):
+        seeding.seed(SEED + index, device_type)
+        try:
+            o = run_sample(op, sample, device, check, tol, values=metadata_only is None, variant=variant)
+        except (samples.GoldenError, samples.DeviceError):
+            continue
+        if o.mismatch:
+            failed_reversed.add(index)
+    if failed_reversed == failed_forward:
+        verdict = "the same samples fail in reverse order: not an effect of the graphs compiled before them"
+    else:
+        only_forward = sorted(failed_forward - failed_reversed)
+        only_reverse = sorted(failed_reversed - failed_forward)
+        verdict = ("order-dependent (a graph-cache bug: a sample's result depends on the graphs compiled before it): "
+                   f"samples {only_forward or '-'} fail in order only, {only_reverse or '-'} in reverse order only")
+    case["details"]["sample_order"] = verdict
     return verdict
 
 

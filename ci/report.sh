@@ -92,7 +92,11 @@ echo "== conformance =="
 # CROSSDEV_REPORT_FILTER: one glob over row ids (crossdev run --filter), for a bounded report (ci/fresh_report_check.sh).
 filter_args=()
 [[ -n "${CROSSDEV_REPORT_FILTER:-}" ]] && filter_args=(--filter "$CROSSDEV_REPORT_FILTER")
-"$python" -m crossdev run --matrix matrices --matrix matrices/models --matrix matrices/opinfo --import examples/models \
+# CROSSDEV_REPORT_MATRICES: the matrix folders (default: matrices matrices/models matrices/opinfo; make xla names
+# matrices/xla instead of matrices/opinfo: the sweep bounded for a real XLA device, ci/xla_runner.sh).
+matrix_args=()
+for m in ${CROSSDEV_REPORT_MATRICES:-matrices matrices/models matrices/opinfo}; do matrix_args+=(--matrix "$m"); done
+"$python" -m crossdev run "${matrix_args[@]}" --import examples/models \
   "${sim_args[@]}" "${filter_args[@]}" --quiet --row-timeout "${CROSSDEV_REPORT_ROW_TIMEOUT_S:-5400}" \
   --out "$out/bundle.json" --junit "$out/junit.xml" "${bench_args[@]}"
 rc=$?

@@ -5,9 +5,10 @@
 #      its versions match: downloaded once per machine, never at run time;
 #   2. crossdev built against that torch (no tests, no benchmarks), in a build dir under the cache, one per
 #      clone path, with ccache keyed on paths relative to the clone (a new clone hits the cache);
-#   3. PJRT_DEVICE=CPU (unless set): the catalog, the OpInfo sweep, the models and seed 001's claims
-#      (matrices/claims.yaml) with xla a REAL device, nothing simulated, into reports/xla/ (bundle, JUnit,
-#      HTML); with reports/out/bundle.json from make report there, reports/merged/ shows both runners.
+#   3. PJRT_DEVICE=CPU (unless set): the catalog with seed 001's claims (matrices/claims.yaml), the models and
+#      the OpInfo sweep bounded for XLA (matrices/xla/) with xla a REAL device, nothing simulated, into
+#      reports/xla/ (bundle, JUnit, HTML); with reports/out/bundle.json from make report there,
+#      reports/merged/ shows both runners.
 # Exit: the conformance verdict of step 3 (0 pass, 1 failure, 2 bad input or a setup step that failed).
 # Environment: CROSSDEV_CACHE_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/crossdev), JOBS, PYTHON (creates
 #   the venv; default python3), CROSSDEV_SKIP_SETUP=1 (install nothing: the venv must be there),
@@ -82,7 +83,7 @@ if ! "$python" -m crossdev devices --json | "$python" -c 'import json,sys; d=jso
 fi
 mkdir -p "$out"
 ts=$SECONDS
-CROSSDEV_REPORT_FILTER="${CROSSDEV_XLA_FILTER:-}" \
+CROSSDEV_REPORT_FILTER="${CROSSDEV_XLA_FILTER:-}" CROSSDEV_REPORT_MATRICES="matrices matrices/models matrices/xla" \
   CROSSDEV_SKIP_BENCH=1 bash ci/report.sh "$build" "$out" "$python" ""
 rc=$?
 say "conformance on xla: rc=$rc in $((SECONDS - ts))s; bundle, JUnit and report in $out/"

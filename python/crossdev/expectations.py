@@ -6,7 +6,8 @@ usage: crossdev expectations accept BUNDLE... [--dry-run]
 For every opinfo case of the bundles (bundle.json or a bundle set from `crossdev merge`):
   - a new failure (fail, error or crash: no entry expected it) becomes an `xfail` entry with its class
     (crash, dtype_unsupported, unimplemented or numerics, see failure_class), the case's message as
-    its reason, and the execution it was seen under (real or simulated), so a gap of the sim backend
+    its reason (led by the runtime's version on a device a Python package provides: "(torch_xla 2.9.0 on
+    torch 2.9.0)"), and the execution it was seen under (real or simulated), so a gap of the sim backend
     never expects a failure of the real device. Where every case that ran of an op on a device kind
     (or of an op and dtype) failed with one class, one glob entry stands for all of them;
   - an entry that now passes (its cases are `xpass`, none `xfail`) is removed;
@@ -75,7 +76,7 @@ def expectations_path(case) -> Path:
 def case_kind(case) -> str:
     """<row>/<op>/<kind>/<dtype>/<check>[/<variant>]: the device kind."""
     rest = case["id"][len(case["row_id"]) + 1:]
-    return rest.split("/")[1]
+    return rest.split("/")[1].split("@")[0]  # cpu@avx2 -> cpu: the file the engine reads (opinfo_kind_of_case)
 
 
 def _execution(bundle, kind) -> str:
@@ -83,6 +84,17 @@ def _execution(bundle, kind) -> str:
         if device.get("kind") == kind:
             return "simulated" if device.get("provenance") == "simulated" else "real"
     return "real"
+
+
+def _seen_with(bundle, kind) -> str:
+    """The runtime a real device of `kind` ran under when a Python package provides it, from the bundle's
+    device name ("xla:0 (torch_xla 2.9.0 on torch 2.9.0, PJRT's CPU client ...)" -> "torch_xla 2.9.0 on
+    torch 2.9.0"); "" for any other device."""
+    for device in bundle.target.get("devices", []):
+        names = device.get("names") or []
+        if device.get("kind") == kind and device.get("provenance") == "real" and names and " (" in names[0]:
+            return names[0].split(" (", 1)[1].split(",", 1)[0].rstrip(")")
+    return ""
 
 
 def _load_entries(path: Path):
@@ -172,9 +184,11 @@ def run(argv=None) -> int:
                 verdicts[Path(m.group(1))][int(m.group(2))].add(case["status"])
             if case["status"] in FAILED:
                 message = " ".join(case.get("message", "").split())
+                seen_with = _seen_with(bundle, kind)  # torch_xla's version, where the device is its
                 failures[path].append({"id": case["id"], "op_key": op_key, "dtype_key": dtype_key,
                                        "class": failure_class(case), "execution": _execution(bundle, kind),
-                                       "message": message[:REASON_CHARS] + ("..." if len(message) > REASON_CHARS else "")})
+                                       "message": (f"({seen_with}) " if seen_with else "") + message[:REASON_CHARS] +
+                                                  ("..." if len(message) > REASON_CHARS else "")})
     files = set(failures) | {p for p in set(verdicts) | set(stale) if p.parts[-3:-1] == ("expectations", "opinfo")}
     for path in sorted(files):
         description, entries = (None, [])

@@ -1,24 +1,6 @@
-"""`python -m crossdev.worker`: the engine's Python worker (docs/python-worker.md).
-
-The C++ engine (`crossdev run`) stays the one orchestrator. For a matrix row whose suite is
-defined in Python it starts this module as a child process, writes ONE JSON request line on its
-stdin, and reads the protocol from its stdout, one record per line:
-
-    PLAN <n>                 the request's cases, n of them, in a fixed order
-    START <i>\t<id>          case i (0-based, in plan order), named <id>, is about to run
-    CASE\t...                its result, in the engine's case-record format (runner/case_codec.cpp)
-    ITEM <i>\t<id>\t<kind>   ("plan" requests) case i, named <id>, about device kind <kind>, without running it
-    BAD <row>\t<key>\t<msg>  ("check" requests) row <row> of the request is bad input at <key>
-    FATAL <message>          the worker cannot serve this request at all (e.g. op_db not importable)
-    DONE                     the request is answered; the worker exits 0
-
-If the worker dies (a segfaulting kernel) or hangs, the engine knows from the last START which
-case was running, reports it as `crash`, and starts a new worker with `"start": i + 1`.
-
-The request: {"request": "run" | "plan" | "check", "suite": "opinfo", "libraries": [paths to load with
-torch.ops.load_library], "simulated_kinds": [kinds to run on the sim backend], ...the suite's fields}.
-`libraries` and `simulated_kinds` are the process's setup, done here for every suite (prepare_process)
-before the suite's module is imported; a library that cannot load is FATAL naming it.
+"""`python -m crossdev.worker`: the engine's Python worker, for the rows of suites defined in Python
+(opinfo, models, claims) and the probe of Python device runtimes. The protocol, one JSON request line
+in and one record per line out (PLAN/START/CASE/ITEM/BAD/RUNTIME/FATAL/DONE), is docs/python-worker.md.
 Everything a user's op prints on stdout goes to stderr, so it cannot corrupt the protocol.
 """
 from __future__ import annotations

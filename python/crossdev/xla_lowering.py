@@ -22,6 +22,8 @@ MEANING = {
     FALLBACK: "every ATen op ran the CPU's kernel through torch_xla's fallback: the pass proves the plumbing only",
     NOTHING: "no ATen op ran on the device, only transfers",
 }
+TITLES = ((LOWERED, "lowered to XLA"), (PARTLY, "partly CPU fallback"), (FALLBACK, "only CPU fallback"),
+          (NOTHING, "transfers only"))  # the report's columns, in this order
 # torch_xla's own data movement and bookkeeping, not the op under test.
 _PLUMBING = ("_to_copy", "_copy_from", "_copy_from_and_resize", "empty_symint", "empty_strided_symint", "clone",
              "_propagate_xla_data", "fill_", "copy_", "view_copy", "as_strided_copy", "detach_copy")

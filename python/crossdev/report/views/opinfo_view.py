@@ -10,6 +10,7 @@ the CPU's own) or the CPU's kernel through sim's backend fallback (plumbing only
 from collections import Counter
 from typing import Dict, List, NamedTuple, Tuple
 
+from crossdev import xla_lowering
 from crossdev.report.merge import Report
 from crossdev.report.views.h import Markup, el, fmt_number, join, table, td
 
@@ -133,16 +134,18 @@ def _kernel_cell(by_check: Dict[str, Tuple[str, str]]) -> Markup:
 
 
 def scoreboard(t: Table, column: Column) -> Markup:
+    # A column whose cases say what ran for them: sim's kernel sources, torch_xla's lowering (xla_lowering.py)
+    labelled = column.simulated or any(key[2] == column for key in t.kernel_sources)
     rows = []
     for (op, dtype), counts in sorted(t.by_op_dtype.get(column, {}).items()):
         failing = t.failing.get((op, dtype, column), [])
         bad = _bad(counts)
         rows.append([el("b", op), dtype, td(str(counts["pass"]), class_="num"), td(str(counts["xfail"]), class_="num"),
                      td(str(bad), class_="num cell-bad" if bad else "num"), td(str(counts["skip"]), class_="num"),
-                     *([_kernel_cell(t.kernel_sources.get((op, dtype, column), {}))] if column.simulated else []),
+                     *([_kernel_cell(t.kernel_sources.get((op, dtype, column), {}))] if labelled else []),
                      _failing_details(failing) if failing else ""])
     header = ["op", "dtype", "pass", "xfail", "fail", "skip",
-              *(["device kernel (hover: ATen ops)"] if column.simulated else []), "failing samples (shapes, errors)"]
+              *(["device kernel (hover: ATen ops)"] if labelled else []), "failing samples (shapes, errors)"]
     title = el("h3", column.kind, " (", column.runner, ") ",
                el("span", "SIMULATED", class_="badge sim") if column.simulated else el("span", "real", class_="badge real"))
     return join([title, table(header, rows, class_="grid opinfo-scoreboard")])
@@ -191,6 +194,37 @@ def rule_counts(report: Report):
                  table(["runner", "kind", *(title for title, _ in RULES)], rows, class_="grid")])
 
 
+
+
+def xla_lowering_table(report: Report):
+    """Per runner and kind with real xla cases: how many were lowered, reached the CPU fallback, and passed
+    without leaving the CPU (plumbing only), with the graphs compiled and the time it took."""
+    rows: Dict[Tuple[str, str], Counter] = {}
+    seconds: Dict[Tuple[str, str], float] = {}
+    for runner, case in report.cases():
+        details, metrics = case.get("details") or {}, case.get("metrics") or {}
+        label = str(details.get("kernel_source", ""))
+        if case.get("suite") != SUITE or label not in xla_lowering.MEANING:
+            continue
+        key = (runner.label, str(details.get("device_kind") or case.get("device", "?").split(":")[0]))
+        row = rows.setdefault(key, Counter())
+        row[label] += 1
+        row["plumbing only"] += case.get("status") == "pass" and label == xla_lowering.FALLBACK
+        row["graphs"] += int(metrics.get("xla_compiles", 0) or 0)
+        seconds[key] = seconds.get(key, 0.0) + float(metrics.get("xla_compile_s", 0.0) or 0.0)
+    if not rows:
+        return Markup("")
+    body = [[td(runner), td(kind), *(td(str(c[label]), class_="num") for label, _ in xla_lowering.TITLES),
+             td(str(c["plumbing only"]), class_="num"), td(str(c["graphs"]), class_="num"),
+             td(fmt_number(seconds[(runner, kind)], 3), class_="num")] for (runner, kind), c in rows.items()]
+    return join([el("h3", "What ran on XLA (torch_xla's counters)"),
+                 el("p", "A case on a real xla device is lowered to XLA and compiled, or reaches torch_xla's ATen CPU "
+                         "fallback; a pass that never left the CPU proves only the plumbing. A compile per new shape "
+                         "is expected (docs/xla.md).", class_="note"),
+                 table(["runner", "kind", *(title for _, title in xla_lowering.TITLES), "passes that never left the CPU",
+                        "graphs compiled", "compile s"], body, class_="grid")])
+
+
 def render(report: Report):
     t = collect(report)
     if not t.columns:
@@ -204,4 +238,5 @@ def render(report: Report):
                    "the code a new backend inherits, compared here with the CPU's own kernel), else the CPU's kernel "
                    "through sim's backend fallback, which proves only the plumbing; the scoreboards' device kernel "
                    "column says which, per check.", class_="note")
-    return join([note, heat_map(t), rule_counts(report), stale_expectations(report), *(scoreboard(t, c) for c in t.columns)])
+    return join([note, heat_map(t), rule_counts(report), xla_lowering_table(report), stale_expectations(report),
+                 *(scoreboard(t, c) for c in t.columns)])

@@ -90,8 +90,10 @@ echo "== conformance =="
 # worker, so the row timeout is raised (CROSSDEV_REPORT_ROW_TIMEOUT_S); a hanging case is still cut at its
 # case_timeout.
 # CROSSDEV_REPORT_FILTER: one glob over row ids (crossdev run --filter), for a bounded report (ci/fresh_report_check.sh).
+# CROSSDEV_REPORT_SHARD: I/N, one shard of the opinfo rows (crossdev run --shard; the other suites run in shard 1).
 filter_args=()
 [[ -n "${CROSSDEV_REPORT_FILTER:-}" ]] && filter_args=(--filter "$CROSSDEV_REPORT_FILTER")
+[[ -n "${CROSSDEV_REPORT_SHARD:-}" ]] && filter_args+=(--shard "$CROSSDEV_REPORT_SHARD")
 # CROSSDEV_REPORT_MATRICES: the matrix folders (default: matrices matrices/models matrices/opinfo; make xla names
 # matrices/xla instead of matrices/opinfo: the sweep bounded for a real XLA device, ci/xla_runner.sh).
 matrix_args=()

@@ -12,7 +12,8 @@
 # Exit: the conformance verdict of step 3 (0 pass, 1 failure, 2 bad input or a setup step that failed).
 # Environment: CROSSDEV_CACHE_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/crossdev), JOBS, PYTHON (creates
 #   the venv; default python3), CROSSDEV_SKIP_SETUP=1 (install nothing: the venv must be there),
-#   CROSSDEV_XLA_OUT (default reports/xla), CROSSDEV_XLA_FILTER (one glob over row ids, crossdev run --filter).
+#   CROSSDEV_XLA_OUT (default reports/xla), CROSSDEV_XLA_FILTER (one glob over row ids, crossdev run --filter),
+#   CROSSDEV_XLA_SHARD (I/N: one shard of the OpInfo sweep's ops, crossdev run --shard; .ci/run's bound).
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
@@ -83,7 +84,7 @@ if ! "$python" -m crossdev devices --json | "$python" -c 'import json,sys; d=jso
 fi
 mkdir -p "$out"
 ts=$SECONDS
-CROSSDEV_REPORT_FILTER="${CROSSDEV_XLA_FILTER:-}" CROSSDEV_REPORT_MATRICES="matrices matrices/models matrices/xla" \
+CROSSDEV_REPORT_FILTER="${CROSSDEV_XLA_FILTER:-}" CROSSDEV_REPORT_SHARD="${CROSSDEV_XLA_SHARD:-}" CROSSDEV_REPORT_MATRICES="matrices matrices/models matrices/xla" \
   CROSSDEV_SKIP_BENCH=1 bash ci/report.sh "$build" "$out" "$python" ""
 rc=$?
 say "conformance on xla: rc=$rc in $((SECONDS - ts))s; bundle, JUnit and report in $out/"

@@ -124,7 +124,7 @@ def test_a_library_that_cannot_load_is_fatal_naming_it_before_the_suite_runs(tmp
 
 def test_an_unknown_suite_is_fatal_naming_the_suites():
     rc, lines, err = worker({"request": "run", "suite": "nosuch"})
-    assert lines == ["FATAL unknown Python suite 'nosuch'; expected one of models, opinfo"]
+    assert lines == ["FATAL unknown Python suite 'nosuch'; expected one of claims, models, opinfo"]
 
 
 def test_a_request_that_is_not_json_is_fatal():

@@ -123,3 +123,20 @@ def test_the_probe_is_made_once_per_run_and_inherited_by_the_isolation_workers(c
                "--out", tmp_path / "b.json", env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert counter.read_text() == "x"
+
+
+def test_loading_a_runtime_starts_it_before_any_backward(tmp_path):
+    """torch_xla counts no device until its PJRT client starts; LibTorch's autograd engine sizes its
+    per-device queues at the process's first backward, so a worker must start the runtime right after
+    importing it (runtimes.py `start`), or a backward on xla:0 fails an internal assert."""
+    import subprocess
+    import sys
+    marker = tmp_path / "started"
+    root = stand_in(tmp_path, TORCH_RELEASE + ".0", init="",
+                    runtime=f"def device_type():\n    return 'CPU'\n\ndef global_runtime_device_count():\n"
+                            f"    open({str(marker)!r}, 'w').write('started')\n    return 1\n")
+    env = {**os.environ, **env_with(root)}
+    proc = subprocess.run([sys.executable, "-c", "from crossdev import runtimes; runtimes.load('xla')"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert marker.read_text() == "started"

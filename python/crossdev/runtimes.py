@@ -30,6 +30,11 @@ class PythonRuntime:
     distribution: str   # its name on PyPI, for versions
     platform_env: str   # the variable that chooses its platform
     platform_notes: tuple  # (platform, what the device really is), for the bundle and `crossdev devices`
+    # Called right after the import, before any case: starts the runtime so that its devices are counted
+    # before LibTorch's autograd engine sizes its per-device queues (at the first backward of the process,
+    # the CPU golden's included). torch_xla counts 0 devices until its PJRT client starts, and a later
+    # backward on xla:0 then fails "device_ready_queues_ ... INTERNAL ASSERT FAILED" (seen with 2.9.0).
+    start: str = ""
 
 
 RUNTIMES = (
@@ -39,7 +44,8 @@ RUNTIMES = (
             ("CPU", "PJRT's CPU client: XLA's graph capture, compiler and runtime on the host CPU, not a TPU"),
             ("TPU", "a TPU through PJRT"),
             ("CUDA", "a GPU through PJRT's CUDA client"),
-        )),
+        ),
+        start="runtime.global_runtime_device_count"),
 )
 BY_KIND = {r.kind: r for r in RUNTIMES}
 
@@ -108,9 +114,14 @@ def probe(timeout_s: float = PROBE_TIMEOUT_S) -> list[dict]:
 
 
 def load(kind: str) -> None:
-    """Import the runtime of a kind into this process (a worker about to run a case on it)."""
-    if kind in BY_KIND:
-        importlib.import_module(BY_KIND[kind].module)
+    """Import and start the runtime of a kind in this process (a worker about to run cases on it)."""
+    runtime = BY_KIND.get(kind)
+    if runtime is None:
+        return
+    importlib.import_module(runtime.module)
+    if runtime.start:
+        where, _, name = (runtime.module + "." + runtime.start).rpartition(".")
+        getattr(importlib.import_module(where), name)()
 
 
 def main(argv: list[str] | None = None) -> int:

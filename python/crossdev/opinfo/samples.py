@@ -233,6 +233,21 @@ def golden(op, cpu_sample, variant: str):
     return result, processed(cpu_sample, result, op), template, seen
 
 
+# Device types whose ops are recorded and run later, when a result is read (torch_xla's xla, LTC's lazy): an
+# op's error surfaces there, so the device's side reads its results where its errors are the device's.
+LAZY_DEVICE_TYPES = ("xla", "lazy")
+
+
+def materialize(result, device) -> None:
+    """On a lazy device, run what `result` depends on now (a copy to the host, discarded): an error of the op
+    under test is raised here, inside the device's side, not later in the comparison (a `harness` error)."""
+    if str(device).split(":")[0] not in LAZY_DEVICE_TYPES:
+        return
+    for t in tree_flatten(result)[0]:
+        if isinstance(t, torch.Tensor) and t.layout == torch.strided:
+            t.detach().to("cpu")
+
+
 def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, variant: str = "function",
                tf32_tol: Tolerance | None = None) -> Outcome:
     """`sample` is made on the device (op.sample_inputs(device, ...)), as test_compare_cpu makes it; the
@@ -257,6 +272,7 @@ def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, var
     dev_sample = keep_on_host(op, cpu_sample, _to_device(sample, device) if made_on_cpu else sample)
     try:
         actual = processed(dev_sample, _call(op, dev_sample, variant, template, device), op)
+        materialize(actual, device)
     except Exception as e:  # noqa: BLE001
         raise DeviceError(f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}") from e
     opened = open_contract.open_outputs(full_name(op), cpu_sample)
@@ -282,6 +298,7 @@ def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, var
         # each grad_output where its output is (`to("cpu")` on a device tensor returns a CPU tensor)
         a_grads = torch.autograd.grad(a_outs, a_inputs, [g.to(a.device) for g, a in zip(grad_outs, a_outs)],
                                       allow_unused=True)
+        materialize(a_grads, device)
     except Exception as e:  # noqa: BLE001
         raise DeviceError(f"backward: {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}") from e
     compared_a, compared_e = list(a_grads), list(e_grads)

@@ -214,7 +214,7 @@ def _run_samples(op, case, row, device, device_type, dtype, check, variant, tol,
     compared, golden_raised, failing, first, random_sample, random_ops_seen = 0, 0, [], None, None, []
     worst = samples.Outcome()
     float64 = Diagnostic(op, dtype, check, variant)
-    for index, sample in enumerate(sample_iter):
+    for index, sample in enumerate(_made_on_device(sample_iter, case, device)):
         if index >= row.get("max_samples", 16):
             break
         seeding.seed(SEED + index, device_type)
@@ -244,6 +244,8 @@ def _run_samples(op, case, row, device, device_type, dtype, check, variant, tol,
             text, passes = float64.judge(golden_sample, o) if metadata_only is None and not o.random_ops else ("", False)
             if not passes:
                 failing.append(f"sample {index} shapes {samples.shapes_of(sample)}: {o.mismatch}{text}")
+    if case.get("status") == "error":  # the device could not make a sample (_made_on_device)
+        return None
     case["metrics"] = {"samples": compared, "failing_samples": len(failing), "max_abs": worst.max_abs,
                        "max_rel": worst.max_rel, "max_ulp": worst.max_ulp}
     if golden_raised:
@@ -254,6 +256,27 @@ def _run_samples(op, case, row, device, device_type, dtype, check, variant, tol,
                                        "nondeterministic_seeded): the samples that drew compared on shape, dtype and "
                                        "layout, and by distribution (random_ops.py)")
     return compared, failing, first, random_sample, float64
+
+
+def _made_on_device(sample_iter, case, device):
+    """op_db's samples as the case's reference test makes them, on the device (test_compare_cpu): op_db's
+    generators run ops there (make_fullrank_matrices_with_distinct_singular_values runs svd and qr). A device
+    that cannot run them fails the case as an `error` of the device's, not of the harness; on a lazy device
+    the sample is read first, where such an error surfaces (samples.materialize)."""
+    index = 0
+    while True:
+        try:
+            sample = next(sample_iter)
+            samples.materialize((sample.input, sample.args, sample.kwargs), device)
+        except StopIteration:
+            return
+        except Exception as e:  # noqa: BLE001  the device's error while making sample `index`
+            text = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            case.update(status="error", message=f"making sample {index} on the device (op_db's sample_inputs): "
+                                                f"{type(e).__name__}: {text}")
+            return
+        yield sample
+        index += 1
 
 
 def _numel(sample) -> int:

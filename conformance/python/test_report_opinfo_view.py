@@ -83,3 +83,32 @@ def test_a_simulated_scoreboard_says_which_kernel_ran_per_check(tmp_path):
     assert 'title="composite: aten::native_layer_norm"' in section and "composite (forward)" in section
     assert "cpu_fallback (backward)" in section
     assert section.count("device kernel (hover: ATen ops)") == 1  # the real device's scoreboard has no such column
+
+
+def xla_case(op, source, status="pass", compiles=2, compile_s=0.5):
+    case = opinfo_case(op, "xla", "float32", "forward", status=status)
+    case["details"].update(kernel_source=source, device_kernels="lowered: mm" if source != "xla_cpu_fallback" else
+                           "aten cpu fallback: roll")
+    case.setdefault("metrics", {}).update(xla_compiles=float(compiles), xla_compile_s=compile_s)
+    return case
+
+
+def test_a_real_xla_column_says_what_was_lowered_what_never_left_the_cpu_and_what_compiled(tmp_path):
+    """torch_xla's counters (crossdev/xla_lowering.py): the OpInfo section counts lowered and fallback
+    cases per runner, the passes that never left the CPU (plumbing only), graphs compiled and their time,
+    and the real column's scoreboard shows what ran per op, beside a simulated xla column of another runner."""
+    real = sample.bundle("xla", [xla_case("mm", "xla_lowered", compiles=3, compile_s=1.25),
+                                 xla_case("roll", "xla_cpu_fallback", compiles=0, compile_s=0.0),
+                                 xla_case("cat", "xla_partly_fallback", status="fail", compiles=4, compile_s=0.5)],
+                         host="xla-runner")
+    simulated = sample.bundle("cpu", [opinfo_case("mm", "xla", "float32", "forward", execution="simulated")],
+                              host="cpu-runner", simulated=True, simulate_spec="xla")
+    section = render_section(tmp_path, real, simulated)
+    start = section.find("What ran on XLA")
+    assert start >= 0, section[:500]
+    table = section[start:section.find("</table>", start)]
+    cells = [html.unescape(c) for c in re.findall(r"<td[^>]*>([^<]*)</td>", table)]
+    # runner, kind, lowered, partly, only fallback, transfers only, plumbing-only passes, graphs, seconds
+    assert cells[1:9] == ["xla", "1", "1", "1", "0", "1", "7", "1.75"], cells
+    assert len(cells) == 9  # the simulated xla column's cases have no XLA counters: no row of their own
+    assert "xla_cpu_fallback (forward)" in section and "SIMULATED" in section

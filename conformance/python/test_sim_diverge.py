@@ -25,12 +25,21 @@ def sim(crossdev_module):
     crossdev_module.sim.set_profile("plain")
 
 
+def set_cudnn_tf32(on):
+    """torch.backends.cudnn.allow_tf32 = on, also in a process where importing op_db froze cuDNN's flags
+    (torch/testing/_internal/common_utils.py calls torch.backends.disable_global_flags()); PyTorch's own
+    torch.backends.cudnn.flags() lifts the freeze the same way, but also resets every other cuDNN flag."""
+    with getattr(torch.backends, "__allow_nonbracketed_mutation")():
+        torch.backends.cudnn.allow_tf32 = on
+
+
 @pytest.fixture
 def tf32_flags():
     """PyTorch's TF32 flags, restored after the test."""
     saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
     yield
-    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+    torch.backends.cuda.matmul.allow_tf32 = saved[0]
+    set_cudnn_tf32(saved[1])
 
 
 def data(*shape, seed=0, dtype=torch.float32):
@@ -259,11 +268,11 @@ def test_tf32_only_where_the_profile_reads_the_flags(sim, tf32_flags):
 
 def test_convolution_takes_tf32_operands_under_the_cudnn_flag(sim, tf32_flags):
     x, w = data(2, 3, 9, 9), data(4, 3, 3, 3, seed=1)
-    torch.backends.cudnn.allow_tf32 = True
+    set_cudnn_tf32(True)
     got = torch.nn.functional.conv2d(on_sim(x), on_sim(w)).cpu()
     assert torch.equal(got, torch.nn.functional.conv2d(to_tf32(x), to_tf32(w)))
     assert not torch.equal(got, torch.nn.functional.conv2d(x, w))
-    torch.backends.cudnn.allow_tf32 = False
+    set_cudnn_tf32(False)
     assert torch.equal(torch.nn.functional.conv2d(on_sim(x), on_sim(w)).cpu(), torch.nn.functional.conv2d(x, w))
 
 

@@ -51,13 +51,21 @@ class Outcome:
     metadata_mismatch: bool = False
 
 
+# Device types whose ops are recorded and run later, when a result is read (torch_xla's xla, LTC's lazy): an
+# op's error surfaces there, so the device's side reads its results where its errors are the device's. Their
+# tensors have no storage of their own to share: a view is a functionalized copy.
+LAZY_DEVICE_TYPES = ("xla", "lazy")
+
+
 def _move(t, device):
     """`t` on `device`, detached, requires_grad as it was. A view keeps its base: the whole storage is
     moved and the view taken again with the same sizes, strides and offset (op_db's as_strided samples
-    are views into a larger storage, which a plain .to() would drop)."""
+    are views into a larger storage, which a plain .to() would drop). A lazy device's tensor moves as
+    test_compare_cpu moves every sample, with .to(): it has no storage to keep."""
     if not isinstance(t, torch.Tensor):
         return t
-    if t.layout == torch.strided and not t.is_nested and t.numel() and t.element_size():
+    lazy = t.device.type in LAZY_DEVICE_TYPES
+    if t.layout == torch.strided and not t.is_nested and not lazy and t.numel() and t.element_size():
         elements = t.untyped_storage().nbytes() // t.element_size()
         if t.storage_offset() != 0 or elements != t.numel() or not t.is_contiguous():
             base = torch.empty(0, dtype=t.dtype, device=t.device).set_(t.detach().untyped_storage(), 0, (elements,), (1,))
@@ -231,11 +239,6 @@ def golden(op, cpu_sample, variant: str):
         template = _call(op, cpu_sample) if variant == "out" else None
         result = _call(op, cpu_sample, variant, template, "cpu")
     return result, processed(cpu_sample, result, op), template, seen
-
-
-# Device types whose ops are recorded and run later, when a result is read (torch_xla's xla, LTC's lazy): an
-# op's error surfaces there, so the device's side reads its results where its errors are the device's.
-LAZY_DEVICE_TYPES = ("xla", "lazy")
 
 
 def materialize(result, device) -> None:

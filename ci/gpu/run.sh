@@ -46,7 +46,7 @@ if compgen -G ".gpu-deps/wheels/*.whl" > /dev/null; then
 fi
 PREFIX="$(python3 -c 'import sys; print(sys.prefix)')"
 MAKE=(make BUILD="$BUILD" PYTHON=python3 JOBS="$JOBS" VENV="$PREFIX" REPORT_DIR="$W/report"
-      "CMAKE_ARGS=-DCMAKE_PREFIX_PATH=/opt/deps/usr")
+      "CMAKE_ARGS=-DCMAKE_PREFIX_PATH=/opt/deps/usr -DCROSSDEV_CTEST_PER_CASE=ON")
 
 preload_stdcxx() {  # CROSSDEV_GPU_PRELOAD_STDCXX=1: the phases after the build run with libstdc++ preloaded
   [[ "${CROSSDEV_GPU_PRELOAD_STDCXX:-0}" == 1 ]] || return 0

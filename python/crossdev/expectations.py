@@ -14,13 +14,16 @@ For every opinfo case of the bundles (bundle.json or a bundle set from `crossdev
   - an entry a bundle lists as stale (`stale_expectations`: the engine found it matches no case of a
     run that ran every row it could match, conformance/suites/opinfo_expectations.h) is removed, and so
     is one that all N shards of a sharded run list as unmatched (crossdev.report.shards folds them);
+  - a `harness` error (crossdev.harness_error: crossdev's own code failed, not the device) is never
+    accepted: it is listed as crossdev's bug to fix, and the command exits 2 after writing the rest;
   - every other entry is kept as written: its reason, class and execution (comments are not kept:
     the file is rewritten as YAML flow mappings, one entry a line).
 Entries never hold tolerances, so accepting can never loosen one. The engine's own rules apply to the
 result (parity/expectations.h: the first matching entry wins).
 
 Refuses to run under CI=true (exit 2): expectations are accepted by a person, from a run they looked
-at, never by the pipeline whose verdict they change. Exit codes: 0 written (or --dry-run), 2 bad input.
+at, never by the pipeline whose verdict they change. Exit codes: 0 written (or --dry-run), 2 bad input or
+harness errors left unaccepted.
 """
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from crossdev import harness_error
 from crossdev._command import ArgumentParser, guarded
 from crossdev.report.atomic import write_text_atomically
 from crossdev.report.bundle import BundleError, load_bundles
@@ -167,6 +171,7 @@ def run(argv=None) -> int:
     failures = defaultdict(list)                       # file -> new failures
     ran = defaultdict(int)                              # op or dtype key -> cases that ran (not skip)
     verdicts = defaultdict(lambda: defaultdict(set))    # file -> entry line -> statuses of its cases
+    harness_errors = []                                 # crossdev's own failures: never accepted
     for bundle in bundles:
         for case in bundle.cases:
             if case.get("suite") != "opinfo" or case["id"] == case["row_id"]:
@@ -182,7 +187,9 @@ def run(argv=None) -> int:
             m = re.match(r"(.*):(\d+): xfail: ", expectation)
             if m:
                 verdicts[Path(m.group(1))][int(m.group(2))].add(case["status"])
-            if case["status"] in FAILED:
+            if harness_error.is_harness_error(case):
+                harness_errors.append(case)
+            elif case["status"] in FAILED:
                 message = " ".join(case.get("message", "").split())
                 seen_with = _seen_with(bundle, kind)  # torch_xla's version, where the device is its
                 failures[path].append({"id": case["id"], "op_key": op_key, "dtype_key": dtype_key,
@@ -222,7 +229,10 @@ def run(argv=None) -> int:
         if not args.dry_run:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_text_atomically(path, text)
-    return EXIT_OK
+    for case in harness_errors:
+        print(f"{PROG} accept: not accepted, crossdev's own error (fix crossdev, not the expectations): "
+              f"{case['id']}: {case['message'][:REASON_CHARS]}", file=sys.stderr)
+    return EXIT_BAD_INPUT if harness_errors else EXIT_OK
 
 
 main = guarded(run, PROG, "crossdev expectations")

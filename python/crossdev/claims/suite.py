@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from crossdev import harness_error
 from crossdev.worker_devices import device_for
 
 from .table import BY_NAME
@@ -64,6 +65,6 @@ def run(request, out) -> None:
                                                        f"observed '{outcome}'" +
                                                        (f" ({details['error']})" if "error" in details else ""))
             except Exception as e:  # noqa: BLE001  the harness could not observe the claim
-                case.update(status="error", message=f"harness: {type(e).__name__}: {e}"[:500])
+                case.update(status="error", message=harness_error.message(e)[:500])
         case["duration_s"] = time.perf_counter() - started
         out.case(case)

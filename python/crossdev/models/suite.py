@@ -7,7 +7,7 @@ import math
 import time
 
 from .compare import CHECKS, DEFAULT_CHECKS, DEFAULT_STEPS, DTYPES, compare_on
-from crossdev import numerics
+from crossdev import harness_error, numerics
 from crossdev.worker_devices import device_for
 
 from .factory import TRAIN_CONTRACT, FactoryError, build
@@ -138,6 +138,6 @@ def run(request, out) -> None:
         except FactoryError as e:  # the engine checks rows first; a front end that does not still gets the words
             case.update(status="error", message=str(e))
         except Exception as e:  # noqa: BLE001  the harness could not evaluate this case
-            case.update(status="error", message=f"harness: {type(e).__name__}: {e}")
+            case.update(status="error", message=harness_error.message(e))
         case["duration_s"] = time.perf_counter() - started
         out.case(case)

@@ -7,7 +7,7 @@ import contextlib
 import time
 import zlib
 
-from crossdev import numerics
+from crossdev import harness_error, numerics
 
 from . import (compile_variant, cpu_capability, cross_machine, expectations, kernel_source, op_db_decorators,
                open_contract, random_ops, row_tolerance, samples, seeding, selection)
@@ -405,7 +405,7 @@ def _run_one(cases, index, request, out, capability_runner=None) -> None:
             case = run_case(op, name, kind, dtype_name, check, variant, request)
     except Exception as e:  # noqa: BLE001  the harness could not evaluate this case
         case = {"id": cid, "status": "error",
-                "execution": "not_run", "message": f"harness: {type(e).__name__}: {e}"}
+                "execution": "not_run", "message": harness_error.message(e)}
     case["duration_s"] = time.perf_counter() - started
     out.case(case)
 

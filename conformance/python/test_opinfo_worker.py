@@ -54,8 +54,8 @@ def test_run_streams_plan_start_case_done_in_the_engines_record_format():
     fields = lines[2].split("\t")
     assert fields[0] == "CASE" and len(fields) == 15, "runner/case_codec.cpp's record: CASE and 14 fields"
     assert fields[1] == "t.row/add/cpu/float32/forward"
-    assert fields[8] == "0", f"status code 0 (pass): {lines[2]!r}"
-    assert fields[10] == "0", "execution code 0 (real)"
+    assert fields[8] == "pass", f"the status by name (case_statuses.json): {lines[2]!r}"
+    assert fields[10] == "real", "the execution by name"
     metrics = dict(kv.split("\x1e") for kv in fields[13].split("\x1f"))
     assert float(metrics["samples"]) == 2, "max_samples: 2 of op_db's many samples of add"
     details = dict(kv.split("\x1e") for kv in fields[14].split("\x1f"))
@@ -88,7 +88,7 @@ def test_variants_are_separate_cases_and_a_missing_form_is_skipped_with_the_reas
     assert list(cases) == ["t.row/sort/cpu/float32/forward", "t.row/sort/cpu/float32/backward",
                            "t.row/sort/cpu/float32/forward/inplace", "t.row/sort/cpu/float32/backward/inplace",
                            "t.row/sort/cpu/float32/forward/out", "t.row/sort/cpu/float32/backward/out"]
-    passed, skipped = "0", "4"  # status codes
+    passed, skipped = "pass", "skip"  # by name (case_statuses.json)
     assert [c["status"] for c in cases.values()] == [passed, passed, skipped, skipped, passed, skipped], cases
     assert "no in-place variant" in cases["t.row/sort/cpu/float32/forward/inplace"]["message"]
     assert cases["t.row/sort/cpu/float32/backward/inplace"]["message"] == "expected skip (hangs, f:2)"

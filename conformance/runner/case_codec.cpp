@@ -65,8 +65,8 @@ std::string encode_case(const CaseResult& r) {
   std::snprintf(dur, sizeof dur, "%.9g", r.duration_s);
   std::string line = "CASE";
   for (const std::string& f : {r.id, r.row_id, r.suite, r.source, r.intent, r.file, std::to_string(r.line),
-                               std::to_string(static_cast<int>(r.status)), r.device,
-                               std::to_string(static_cast<int>(r.execution)), r.message, std::string(dur)})
+                               std::string(status_name(r.status)), r.device,
+                               std::string(execution_name(r.execution)), r.message, std::string(dur)})
     line += '\t' + esc(f);
   line += '\t' + pairs(r.metrics, [](double v) {
     char b[40];
@@ -89,9 +89,12 @@ std::optional<CaseResult> decode_case(const std::string& line) {
   r.intent = unescape_field(f[5]);
   r.file = unescape_field(f[6]);
   r.line = std::atoi(f[7].c_str());
-  r.status = static_cast<Status>(std::atoi(f[8].c_str()));
+  const auto status = status_named(f[8]);         // by name (case_statuses.json): never an ordinal
+  const auto execution = execution_named(f[10]);
+  if (!status || !execution) return std::nullopt;  // an unknown name is a malformed record
+  r.status = *status;
   r.device = unescape_field(f[9]);
-  r.execution = static_cast<Execution>(std::atoi(f[10].c_str()));
+  r.execution = *execution;
   r.message = unescape_field(f[11]);
   r.duration_s = std::strtod(f[12].c_str(), nullptr);
   for (const auto& kv : split(f[13], '\x1f')) {

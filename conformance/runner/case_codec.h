@@ -1,6 +1,7 @@
 #pragma once
 // Line codec for CaseResult, used between `crossdev run` and its isolated worker processes.
-// One record per line, fields separated by tabs, with \\, \t and \n escaped.
+// One record per line, fields separated by tabs, with \\, \t and \n escaped; status and execution by their
+// names in python/crossdev/case_statuses.json.
 #include <optional>
 #include <string>
 

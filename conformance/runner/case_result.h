@@ -1,20 +1,44 @@
 #pragma once
 // One executed case, as the bundle, JUnit and console report it.
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "runner/case_statuses.inc"  // generated from python/crossdev/case_statuses.json
+
 namespace crossdev::conformance {
 
-// pass/fail/xfail/xpass/skip/error/crash: an xpass (expected failure that passed) gates like a fail.
-enum class Status { Pass, Fail, XFail, XPass, Skip, Error, Crash };
+// pass/fail/xfail/xpass/skip/error/crash, as python/crossdev/case_statuses.json lists them (the one table:
+// Python reads it, C++ is generated from it). An xpass (expected failure that passed) gates like a fail.
+enum class Status {
+#define CROSSDEV_CASE_STATUS(enumerator, name, gates, junit) enumerator,
+  CROSSDEV_CASE_STATUSES(CROSSDEV_CASE_STATUS)
+#undef CROSSDEV_CASE_STATUS
+};
 const char* status_name(Status s) noexcept;
-bool status_gates(Status s) noexcept;  // true for fail, xpass, error, crash
+bool status_gates(Status s) noexcept;            // the table's `gates`: fail, xpass, error, crash
+const char* status_junit_element(Status s) noexcept;  // "failure", "error", "skipped" or "" (pass)
+std::optional<Status> status_named(std::string_view name) noexcept;
 
 // Where a case executed: on a real device, on a simulated one (hypothetical host profile or
 // the sim backend), or nowhere (skipped). Never report a simulated run as real.
-enum class Execution { Real, Simulated, NotRun };
+enum class Execution {
+#define CROSSDEV_CASE_EXECUTION(enumerator, name) enumerator,
+  CROSSDEV_CASE_EXECUTIONS(CROSSDEV_CASE_EXECUTION)
+#undef CROSSDEV_CASE_EXECUTION
+};
 const char* execution_name(Execution e) noexcept;
+std::optional<Execution> execution_named(std::string_view name) noexcept;
+
+// Every status and execution in the table's order (the bundle's summary counts them in this order).
+#define CROSSDEV_CASE_STATUS(enumerator, name, gates, junit) Status::enumerator,
+inline constexpr Status kAllStatuses[] = {CROSSDEV_CASE_STATUSES(CROSSDEV_CASE_STATUS)};
+#undef CROSSDEV_CASE_STATUS
+#define CROSSDEV_CASE_EXECUTION(enumerator, name) Execution::enumerator,
+inline constexpr Execution kAllExecutions[] = {CROSSDEV_CASE_EXECUTIONS(CROSSDEV_CASE_EXECUTION)};
+#undef CROSSDEV_CASE_EXECUTION
 
 struct CaseResult {
   std::string id;        // row id, plus "/<variant>" when a row expands into several cases

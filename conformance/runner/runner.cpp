@@ -15,27 +15,21 @@ namespace crossdev::conformance {
 
 void RunSummary::add(const CaseResult& r) {
   ++total;
-  switch (r.status) {
-    case Status::Pass: ++pass; break;
-    case Status::Fail: ++fail; break;
-    case Status::XFail: ++xfail; break;
-    case Status::XPass: ++xpass; break;
-    case Status::Skip: ++skip; break;
-    case Status::Error: ++error; break;
-    case Status::Crash: ++crash; break;
-  }
-  switch (r.execution) {
-    case Execution::Real: ++real; break;
-    case Execution::Simulated: ++simulated; break;
-    case Execution::NotRun: ++not_run; break;
-  }
+  ++by_status[static_cast<std::size_t>(r.status)];
+  ++by_execution[static_cast<std::size_t>(r.execution)];
+}
+
+int RunSummary::gating() const {
+  int n = 0;
+  for (const Status s : kAllStatuses) n += status_gates(s) ? count(s) : 0;
+  return n;
 }
 
 std::string RunSummary::line() const {
-  return "crossdev: " + std::to_string(pass) + " passed, " + std::to_string(fail + xpass + error + crash) +
-         " failed, " + std::to_string(skip) + " skipped, " + std::to_string(xfail) + " xfailed (" +
-         std::to_string(real) + " on real devices, " + std::to_string(simulated) + " simulated, " +
-         std::to_string(not_run) + " not run)";
+  return "crossdev: " + std::to_string(count(Status::Pass)) + " passed, " + std::to_string(gating()) + " failed, " +
+         std::to_string(count(Status::Skip)) + " skipped, " + std::to_string(count(Status::XFail)) + " xfailed (" +
+         std::to_string(count(Execution::Real)) + " on real devices, " + std::to_string(count(Execution::Simulated)) +
+         " simulated, " + std::to_string(count(Execution::NotRun)) + " not run)";
 }
 
 std::vector<CaseResult> run_row(const Suite& suite, const Row& row, const RunContext& ctx) {

@@ -1,7 +1,9 @@
 #pragma once
 // Runs a validated catalog. Each row runs inside a try/catch: an exception becomes an `error`
 // case and the run goes on, so nothing already computed is lost.
+#include <array>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -11,10 +13,15 @@
 
 namespace crossdev::conformance {
 
+// Cases counted by status and by execution (case_statuses.json's tables, indexed by enumerator).
 struct RunSummary {
-  int total = 0, pass = 0, fail = 0, xfail = 0, xpass = 0, skip = 0, error = 0, crash = 0;
-  int real = 0, simulated = 0, not_run = 0;
-  bool gates() const { return fail + xpass + error + crash > 0; }
+  int total = 0;
+  std::array<int, std::size(kAllStatuses)> by_status{};
+  std::array<int, std::size(kAllExecutions)> by_execution{};
+  int count(Status s) const { return by_status[static_cast<std::size_t>(s)]; }
+  int count(Execution e) const { return by_execution[static_cast<std::size_t>(e)]; }
+  int gating() const;  // cases whose status gates
+  bool gates() const { return gating() > 0; }
   void add(const CaseResult& r);
   std::string line() const;  // "crossdev: 120 passed, 0 failed, ..."
 };

@@ -35,6 +35,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from crossdev import harness_error
+from crossdev.case_statuses import FAILED_STATUSES
 from crossdev._command import ArgumentParser, guarded
 from crossdev.report.atomic import write_text_atomically
 from crossdev.report.bundle import BundleError, load_bundles
@@ -43,7 +44,7 @@ from crossdev.report.shards import fold_shards
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 PROG = "crossdev expectations"
-FAILED = ("fail", "error", "crash")
+FAILED = FAILED_STATUSES
 DTYPE_WORDS = ("Half", "BFloat16", "Float8", "ComplexFloat", "ComplexDouble", "Double", "dtype")
 REASON_CHARS = 200
 

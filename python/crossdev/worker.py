@@ -14,6 +14,7 @@ import sys
 import traceback
 
 from crossdev import runtimes as runtimes_table
+from crossdev.case_statuses import EXECUTIONS, STATUSES
 
 # Suites defined in Python: suite name -> module with check(request, out) and run(request, out).
 SUITES = {"opinfo": "crossdev.opinfo.suite", "models": "crossdev.models.suite", "claims": "crossdev.claims.suite"}
@@ -21,8 +22,6 @@ SUITES = {"opinfo": "crossdev.opinfo.suite", "models": "crossdev.models.suite", 
 # request imports only that, and sets up no simulated backend (it runs no case).
 CHECK_MODULES = {"opinfo": "crossdev.opinfo.row_check", "claims": "crossdev.claims.suite"}
 
-STATUS_CODES = {"pass": 0, "fail": 1, "xfail": 2, "xpass": 3, "skip": 4, "error": 5, "crash": 6}
-EXECUTION_CODES = {"real": 0, "simulated": 1, "not_run": 2}
 
 
 class Protocol:
@@ -66,13 +65,16 @@ def _escape(text: str) -> str:
 
 def encode_case(case: dict) -> str:
     """The engine's case record (runner/case_codec.cpp encode_case): CASE and 14 tab-separated fields, and a
-    15th with the case's `data` when it has any.
+    15th with the case's `data` when it has any; status and execution by name (case_statuses.json).
     The row's bookkeeping fields (row id, suite, source, intent, file, line) are left empty: the engine
     fills them from the row it handed over."""
+    if case["status"] not in STATUSES or case.get("execution", "real") not in EXECUTIONS:
+        raise ValueError(f"case {case['id']}: status {case['status']!r} / execution {case.get('execution')!r} "
+                         f"is not one of case_statuses.json's {STATUSES} / {EXECUTIONS}")
     metrics = "\x1f".join(f"{_escape(k)}\x1e{float(v)!r}" for k, v in case.get("metrics", {}).items())
     details = "\x1f".join(f"{_escape(k)}\x1e{_escape(v)}" for k, v in case.get("details", {}).items())
-    fields = [case["id"], "", "", "", "", "", "0", str(STATUS_CODES[case["status"]]), case.get("device", ""),
-              str(EXECUTION_CODES[case.get("execution", "real")]), case.get("message", ""),
+    fields = [case["id"], "", "", "", "", "", "0", case["status"], case.get("device", ""),
+              case.get("execution", "real"), case.get("message", ""),
               f"{float(case.get('duration_s', 0.0)):.9g}"]
     line = "CASE\t" + "\t".join(_escape(f) for f in fields) + "\t" + metrics + "\t" + details
     if case.get("data"):  # structured results (a JSON object), written verbatim as the bundle case's `data`

@@ -9,20 +9,13 @@ import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
+from crossdev.case_statuses import JUNIT_ELEMENT
 from crossdev.report.merge import Report
 
 # XML 1.0 cannot carry these even escaped; ElementTree would write them and break the file.
 _ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
-_ELEMENT_FOR_STATUS = {
-    "fail": "failure",
-    "xpass": "failure",
-    "error": "error",
-    "crash": "error",
-    "skip": "skipped",
-    "xfail": "skipped",
-    "pass": None,
-}
+_ELEMENT_FOR_STATUS = JUNIT_ELEMENT  # case_statuses.json's `junit`, as the C++ writer reads it
 
 
 def _clean(text) -> str:
@@ -67,7 +60,7 @@ def _suite_element(root: ET.Element, name: str, cases: list, runner=None) -> ET.
         "testsuite",
         name=_clean(name),
         tests=str(len(cases)),
-        failures=str(sum(s in ("fail", "xpass") for s in statuses)),
+        failures=str(sum(JUNIT_ELEMENT[s] == "failure" for s in statuses)),
         errors=str(sum(s in ("error", "crash") for s in statuses)),
         skipped=str(sum(s in ("skip", "xfail") for s in statuses)),
     )

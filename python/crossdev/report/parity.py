@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Dict, List, Optional, Tuple
 
+from crossdev.case_statuses import STATUS_RANK
 from crossdev.report.bundle import metric
 from crossdev.report.merge import Report
 
@@ -27,7 +28,7 @@ _METRICS_IN_SUMMARY = re.compile(r"max_abs=([^,;\s]+), max_rel=([^,;\s]+), max_u
 MANTISSA_BITS = {"float64": 52, "float32": 23, "float16": 10, "bfloat16": 7}
 # A skipped case (e.g. no fused kernel on that device) says nothing about parity: it ranks below
 # pass, so a cell shows "skip" only when nothing in it ran.
-_STATUS_RANK = {"skip": -1, "pass": 0, "xfail": 2, "xpass": 3, "fail": 4, "error": 5, "crash": 6}
+_STATUS_RANK = STATUS_RANK  # case_statuses.json's `rank`
 
 
 def _number(text: str) -> float:

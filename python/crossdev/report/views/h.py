@@ -7,6 +7,7 @@ import html
 import math
 from typing import Iterable, Optional
 
+from crossdev.case_statuses import GATING_STATUSES
 from crossdev.report.bundle import NonFinite
 
 
@@ -58,8 +59,8 @@ def table(header: Iterable, rows: Iterable, **attrs) -> Markup:
     return el("table", head, body, **attrs)
 
 
-STATUS_CLASS = {"pass": "ok", "xfail": "xf", "skip": "sk", "fail": "bad", "xpass": "bad", "error": "bad",
-                "crash": "bad"}
+# The badge colour of each status: every status that gates (case_statuses.json) is red.
+STATUS_CLASS = {"pass": "ok", "xfail": "xf", "skip": "sk", **{s: "bad" for s in GATING_STATUSES}}
 
 
 def status_badge(status: str) -> Markup:

@@ -12,10 +12,11 @@ from typing import Dict, List, NamedTuple, Tuple
 
 from crossdev import xla_lowering
 from crossdev.report.merge import Report
+from crossdev.report.schema import GATING_STATUSES
 from crossdev.report.views.h import Markup, el, fmt_number, join, table, td
 
 SUITE = "opinfo"
-BAD = ("fail", "error", "crash", "xpass")  # what turns a cell red; xfail is known, skip did not run
+BAD = GATING_STATUSES  # what turns a cell red; xfail is known, skip did not run
 CELL_W, CELL_H, LABEL_W, HEAD_H = 96, 18, 180, 40
 
 

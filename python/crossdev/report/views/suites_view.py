@@ -3,6 +3,7 @@ from collections import defaultdict
 
 from crossdev.report.bundle import metric
 from crossdev.report.merge import Report
+from crossdev.report.schema import GATING_STATUSES
 from crossdev.report.views.h import Markup, el, execution_badge, fmt_number, join, status_badge, table, td, tr
 
 
@@ -41,5 +42,5 @@ def render(report: Report):
         parts.append(el("details", el("summary", summary),
                         table(["runner", "case", "status", "execution", "device", "source", "metrics", "reason"],
                               rows, class_="grid cases"),
-                        open=any(s in statuses for s in ("fail", "xpass", "error", "crash"))))
+                        open=any(s in statuses for s in GATING_STATUSES)))
     return join(parts)

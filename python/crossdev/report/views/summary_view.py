@@ -1,8 +1,10 @@
 """Summary per runner: what it ran on (execution_target) and how its cases ended."""
 from crossdev.report.merge import Report
+from crossdev.report.schema import GATING_STATUSES
+from crossdev.report.summary_md import COUNTED_STATUSES
 from crossdev.report.views.h import Markup, el, esc, join, table, td
 
-_COUNT_COLUMNS = ("fail", "xfail", "xpass", "skip", "error", "crash")
+_COUNT_COLUMNS = COUNTED_STATUSES
 
 
 def _devices(target) -> Markup:
@@ -29,7 +31,7 @@ def _runner_row(report: Report, runner) -> list:
         td(el("code", t.get("git_commit", "")[:12]), el("br"), el("small", runner.created)),
         td(str(c.real_pass), class_="num"),
         td(str(c.simulated_pass), class_="num sim-col"),
-        *(td(str(c.by_status[s]), class_="num" + (" hot" if c.by_status[s] and s in ("fail", "xpass", "error", "crash") else ""))
+        *(td(str(c.by_status[s]), class_="num" + (" hot" if c.by_status[s] and s in GATING_STATUSES else ""))
           for s in _COUNT_COLUMNS),
     ]
 

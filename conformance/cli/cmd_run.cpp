@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <fnmatch.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -30,6 +29,7 @@
 #include "manager/op_log.h"
 #include "runner/bundle_writer.h"
 #include "runner/catalog.h"
+#include "runner/child_environment.h"
 #include "runner/interrupt.h"
 #include "runner/isolated_runner.h"
 #include "runner/python_runtimes.h"
@@ -95,14 +95,8 @@ std::uintmax_t parse_bytes(const char* option, const std::string& text) {
   return v * unit;
 }
 
-// A worker must not outlive the `crossdev run` that started it: SIGKILL when the parent dies,
-// and if it is already gone (it died between spawning us and this call), stop now.
-void bind_worker_to_parent() {
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (const char* parent = std::getenv("CROSSDEV_WORKER_PARENT")) {
-    if (std::to_string(::getppid()) != parent) std::_Exit(kExitBadInput);
-  }
-}
+// A worker must not outlive the `crossdev run` that started it (runner/child_environment.h).
+void bind_worker_to_parent() { die_with_parent(kExitBadInput); }
 
 // --import DIR (repeatable): directories the Python workers put first on sys.path, so a models
 // row's factory `module:callable` is found there. They go first on this process's PYTHONPATH, in

@@ -12,9 +12,9 @@
 #include <cstring>
 
 #include "runner/case_codec.h"
+#include "runner/child_environment.h"
 #include "runner/interrupt.h"
 
-extern char** environ;
 
 namespace crossdev::conformance {
 namespace {
@@ -55,9 +55,10 @@ Worker spawn_worker(const IsolationOptions& opt, const MatrixFile& file, std::si
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setpgroup(&attr, 0);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  ::setenv("CROSSDEV_WORKER_PARENT", std::to_string(::getpid()).c_str(), 1);
+  std::vector<std::string> env = child_environment();  // CROSSDEV_PARENT_PID: this process, in the child only
+  std::vector<char*> envp = envp_of(env);
   Worker w;
-  const int rc = posix_spawn(&w.pid, opt.executable.c_str(), &actions, &attr, argv.data(), environ);
+  const int rc = posix_spawn(&w.pid, opt.executable.c_str(), &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   ::close(fds[1]);

@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "device/device_kind.h"
+#include "runner/child_environment.h"
 #include "runner/interrupt.h"
 #include "runner/python_runtimes.h"
 
-extern char** environ;
 
 namespace crossdev::conformance {
 namespace {
@@ -37,21 +37,11 @@ std::string package_parent_dir() {
   return "";
 }
 
-std::vector<std::string> child_environment() {
-  std::vector<std::string> env;
+// This process's environment with this engine's package first on PYTHONPATH (child_environment.h).
+std::vector<std::string> python_child_environment() {
   std::string pythonpath = package_parent_dir();
-  for (char** e = environ; *e; ++e) {
-    const std::string entry = *e;
-    if (entry.rfind("PYTHONPATH=", 0) == 0) {
-      const std::string old = entry.substr(11);
-      if (!old.empty()) pythonpath += (pythonpath.empty() ? "" : ":") + old;
-    } else if (entry.rfind("CROSSDEV_PYTHON_WORKER_PARENT=", 0) != 0) {
-      env.push_back(entry);
-    }
-  }
-  if (!pythonpath.empty()) env.push_back("PYTHONPATH=" + pythonpath);
-  env.push_back("CROSSDEV_PYTHON_WORKER_PARENT=" + std::to_string(::getpid()));
-  return env;
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += (pythonpath.empty() ? "" : ":") + std::string(old);
+  return child_environment(pythonpath.empty() ? std::vector<std::string>{} : std::vector<std::string>{"PYTHONPATH=" + pythonpath});
 }
 
 void write_all(int fd, const std::string& text) {
@@ -95,10 +85,8 @@ PythonWorker::PythonWorker(const std::string& request_json) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  std::vector<std::string> env_strings = child_environment();
-  std::vector<char*> envp;
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  std::vector<std::string> env_strings = python_child_environment();
+  std::vector<char*> envp = envp_of(env_strings);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in[0], 0);

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-from . import open_contract
+from . import open_contract, row_check
 from .tolerances import tolerance_for
 
 KEY = "cpu_capabilities"
@@ -176,7 +176,7 @@ class Runner:
             if key in self.jobs or samples.variant_missing(op, variant, check):
                 continue
             self.jobs[key] = len(jobs)
-            jobs.append(_job(op, name, dtype_name, check, variant, self.row.get("max_samples", 16), self.seed))
+            jobs.append(_job(op, name, dtype_name, check, variant, row_check.max_samples(self.row), self.seed))
         torch.save(jobs, os.path.join(self.scratch, "jobs.pt"))
         self.golden_raised = {i: job["golden_raised"] for i, job in enumerate(jobs)}
         for cap in self.caps:

@@ -25,7 +25,7 @@ import re
 import shutil
 import sys
 
-from . import cpu_capability, open_contract, row_tolerance
+from . import cpu_capability, open_contract, row_check, row_tolerance
 from .tolerances import tolerance_for
 from crossdev.report.machine_outputs import SCHEMA, VERSION, sha256_of
 
@@ -140,7 +140,7 @@ class Runner:
                     key = job_key(name, dtype_name, check, variant)
                     if key not in jobs and not samples.variant_missing(op, variant, check):
                         jobs[key] = cpu_capability._job(op, name, dtype_name, check, variant,
-                                                        self.row.get("max_samples", 16), self.seed)
+                                                        row_check.max_samples(self.row), self.seed)
                 torch.save({"schema": SAMPLES_SCHEMA, "row": self.row["id"], "torch": torch.__version__,
                             "machine": platform.machine(), "jobs": jobs}, path + ".tmp")
                 os.replace(path + ".tmp", path)

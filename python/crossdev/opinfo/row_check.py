@@ -10,6 +10,12 @@ from . import cpu_capability, cross_machine, op_names, row_tolerance, selection
 
 CHECKS = ("forward", "backward")
 VARIANTS = ("function", "inplace", "out", "compile")  # the OpInfo's forms; compile: torch.compile vs eager
+DEFAULT_MAX_SAMPLES = 16  # a row's `max_samples` when it names none (docs/opinfo.md's key table)
+
+
+def max_samples(row) -> int:
+    """At most this many of op_db's samples per case: the row's `max_samples`, else DEFAULT_MAX_SAMPLES."""
+    return row.get("max_samples", DEFAULT_MAX_SAMPLES)
 DTYPE_NAMES = ("float32", "float16", "bfloat16", "float64", "complex64", "complex128",
                "int8", "int16", "int32", "int64", "uint8", "bool")
 

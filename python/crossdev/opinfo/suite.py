@@ -10,7 +10,7 @@ import zlib
 from crossdev import harness_error, numerics
 
 from . import (compile_variant, cpu_capability, cross_machine, expectations, kernel_source, op_db_decorators,
-               open_contract, random_ops, row_tolerance, samples, seeding, selection)
+               open_contract, random_ops, row_check, row_tolerance, samples, seeding, selection)
 from .float64_diagnostic import Diagnostic
 from .row_check import CHECKS, DTYPE_NAMES, VARIANTS, _op_db_or_fatal, check  # noqa: F401 (check: the worker's)
 from .tolerances import Tolerance, tolerance_for
@@ -215,7 +215,7 @@ def _run_samples(op, case, row, device, device_type, dtype, check, variant, tol,
     worst = samples.Outcome()
     float64 = Diagnostic(op, dtype, check, variant)
     for index, sample in enumerate(_made_on_device(sample_iter, case, device)):
-        if index >= row.get("max_samples", 16):
+        if index >= row_check.max_samples(row):
             break
         seeding.seed(SEED + index, device_type)
         try:
@@ -314,7 +314,7 @@ def _reverse_order_rerun(op, case, row, device, device_type, dtype, check, varia
     failed_forward = {int(line.split()[1]) for line in failing}
     items = []
     for index, sample in enumerate(_sample_iter(op, device, dtype, check, variant, case["details"]["device_kind"])):
-        if index >= row.get("max_samples", 16):
+        if index >= row_check.max_samples(row):
             break
         items.append((index, sample))
     failed_reversed = set()

@@ -16,6 +16,7 @@ struct OptionSpec {
   const char* name;    // "--simulate"
   const char* value;   // "S" for options taking a value, nullptr for flags
   const char* help;
+  bool to_workers = false;  // `crossdev run`: its isolation workers get the same option and value
 };
 
 class UsageError : public std::runtime_error {

@@ -148,18 +148,16 @@ void put_cross_machine_folders(const ParsedArgs& args) {
   }
 }
 
-}  // namespace
-
-int cmd_run(const std::vector<std::string>& argv) {
-  using namespace crossdev::conformance;
+// The options of `crossdev run`; `to_workers`: an isolation worker is started with the same option and value.
+const std::vector<OptionSpec>& run_options() {
   static const std::vector<OptionSpec> kOptions = {
       {"--matrix", "PATH", "matrix file or folder of *.yaml (default: matrices/); repeatable, one catalog"},
-      kSimulateOption,
+      {kSimulateOption.name, kSimulateOption.value, kSimulateOption.help, /*to_workers=*/true},
       {"--out", "FILE", "write the result bundle (JSON) here"},
       {"--junit", "FILE", "write JUnit XML here"},
-      {"--filter", "GLOB", "run only cases whose row id matches GLOB"},
+      {"--filter", "GLOB", "run only cases whose row id matches GLOB", /*to_workers=*/true},
       {"--shard", "I/N", "run shard I of N (1 <= I <= N): opinfo rows keep the ops whose name hashes to shard I; "
-                         "rows of other suites run in shard 1 only (docs/opinfo.md)"},
+                         "rows of other suites run in shard 1 only (docs/opinfo.md)", /*to_workers=*/true},
       {"--export-samples", "DIR", "opinfo rows with cross_machine: write the samples this run ran and the outputs it "
                                   "computed to DIR, beside the bundle, for `crossdev report` to compare with another "
                                   "runner's (docs/opinfo.md, \"Cross-machine\")"},
@@ -175,10 +173,169 @@ int cmd_run(const std::vector<std::string>& argv) {
       {"--quiet", nullptr, "print only failures and the summary"},
       {"--no-isolate", nullptr, "run rows in this process (default: worker processes, so a crash is one `crash` case)"},
       {"--row-timeout", "S", "seconds before a hanging row is killed and reported as crash (default 600; > 0, <= 86400)"},
-      {"--max-matrix-bytes", "N", "largest matrix or embedded JSON file read (default 64M; K/M/G suffixes)"},
+      {"--max-matrix-bytes", "N", "largest matrix or embedded JSON file read (default 64M; K/M/G suffixes)",
+       /*to_workers=*/true},
       {"--worker", nullptr, "internal: run as an isolation worker writing results to fd 3"},
       {"--start-row", "N", "internal: first row for a worker"},
       {"--help", nullptr, "show this help"}};
+  return kOptions;
+}
+
+// --load-library: checked first in a child process (`crossdev load-check`, util/load_library.h): a library
+// whose static initialisers throw (a taken TORCH_LIBRARY namespace, the same extension twice) would abort
+// this process; there it is one line of bad input. Workers skip the check: their parent checked the same
+// libraries. Before the matrices load: candidate rows name ops these libraries register.
+std::vector<std::string> load_libraries(const ParsedArgs& args, conformance::RunContext& ctx) {
+  try {
+    const std::vector<std::string> paths = split_library_lists(args.get_all("--load-library"));
+    if (!paths.empty() && !args.has("--worker")) {
+      std::vector<std::string> check = {"/proc/self/exe", "load-check"};
+      if (!ctx.simulate_spec.empty()) check.insert(check.end(), {"--simulate", ctx.simulate_spec});
+      check.insert(check.end(), paths.begin(), paths.end());
+      check_libraries_in_child(check);
+    }
+    ctx.libraries = load_library_paths(paths);
+    return ctx.libraries;
+  } catch (const LoadLibraryError& e) {
+    throw UsageError(std::string("--load-library: ") + e.what());
+  }
+}
+
+// --shard I/N into the run context.
+void apply_shard(const ParsedArgs& args, conformance::RunContext& ctx) {
+  if (!args.has("--shard")) return;
+  const std::string spec = args.get("--shard");
+  const std::size_t slash = spec.find('/');
+  char* end_i = nullptr;
+  char* end_n = nullptr;
+  const long i = slash == std::string::npos ? 0 : std::strtol(spec.c_str(), &end_i, 10);
+  const long n = slash == std::string::npos ? 0 : std::strtol(spec.c_str() + slash + 1, &end_n, 10);
+  if (slash == std::string::npos || end_i != spec.c_str() + slash || *end_n != '\0' || n < 1 || n > 100000 || i < 1 || i > n)
+    throw UsageError("--shard '" + spec + "': expected I/N with 1 <= I <= N <= 100000 (e.g. 1/4)");
+  ctx.shard_index = static_cast<int>(i);
+  ctx.shard_count = static_cast<int>(n);
+}
+
+// The rows this run runs: every --matrix in the order given (one catalog), less what --filter and the
+// shard leave out.
+struct Selection {
+  std::vector<conformance::MatrixFile> files;
+  std::vector<std::string> paths;       // every matrix loaded, for the bundle
+  std::set<std::string> whole_files;    // the files --filter took no row from (stale expectations are judged on them)
+  std::size_t rows = 0;                 // rows selected before the shard
+};
+
+Selection select_rows(const ParsedArgs& args, const conformance::RunContext& ctx, std::uintmax_t max_bytes) {
+  using namespace crossdev::conformance;
+  Selection sel;
+  std::vector<std::string> matrix_paths = args.get_all("--matrix");
+  if (matrix_paths.empty()) matrix_paths.push_back(default_matrix_path());
+  std::string matrix_path;  // for messages: 'a', 'b'
+  for (const auto& path : matrix_paths) {
+    std::vector<MatrixFile> files = load_catalog(path, max_bytes);  // YamlError -> exit 2 in main
+    for (auto& f : files) {
+      for (const auto& earlier : sel.files)
+        if (same_file(earlier.path, f.path))
+          throw UsageError("--matrix: '" + f.path + "' is selected twice (by '" + path + "' and an earlier --matrix)");
+      sel.files.push_back(std::move(f));
+    }
+    matrix_path += (matrix_path.empty() ? "" : "', '") + path;
+  }
+  for (const auto& f : sel.files) sel.paths.push_back(f.path);
+  for (const auto& file : sel.files) sel.whole_files.insert(file.path);
+  if (args.has("--filter")) {  // in place: a 280k-row catalog is not copied
+    const std::string glob = args.get("--filter");
+    for (auto& file : sel.files) {
+      std::vector<Row> keep;
+      for (auto& row : file.rows)
+        if (fnmatch(glob.c_str(), row.id().c_str(), 0) == 0) keep.push_back(std::move(row));
+      if (keep.size() != file.rows.size()) sel.whole_files.erase(file.path);
+      file.rows = std::move(keep);
+    }
+  }
+  for (const auto& file : sel.files) sel.rows += file.rows.size();
+  if (sel.rows > 0 && ctx.shard_index != 1) {  // a suite that does not shard its cases runs in shard 1
+    for (auto& file : sel.files)
+      if (!find_suite(file.suite)->shards_its_cases()) file.rows.clear();
+  }
+  if (sel.rows == 0) {
+    throw UsageError(args.has("--filter") ? "nothing selected: --filter '" + args.get("--filter") + "' matches no row id in '" +
+                                                matrix_path + "'"
+                                          : "nothing selected: the matrices in '" + matrix_path + "' have no rows");
+  }
+  return sel;
+}
+
+// How the isolation workers are started: this executable, the options marked to_workers, and the
+// libraries as this process resolved them.
+conformance::IsolationOptions worker_options(const ParsedArgs& args, const std::vector<std::string>& libraries,
+                                             double row_timeout_s) {
+  conformance::IsolationOptions iso;
+  iso.executable = std::filesystem::read_symlink("/proc/self/exe").string();
+  for (const OptionSpec& option : run_options()) {
+    if (!option.to_workers || !args.has(option.name)) continue;
+    iso.extra_args.push_back(option.name);
+    iso.extra_args.push_back(args.get(option.name));
+  }
+  for (const std::string& library : libraries) {
+    iso.extra_args.push_back("--load-library");
+    iso.extra_args.push_back(library);
+  }
+  iso.row_timeout_s = row_timeout_s;
+  return iso;
+}
+
+// Writes everything asked for, as one set, before the exit code is decided (nothing computed is lost),
+// and returns that exit code.
+int write_and_finish(const ParsedArgs& args, const conformance::RunContext& ctx, const Selection& sel,
+                     const std::vector<conformance::CaseResult>& results, const conformance::RunSummary& summary,
+                     const std::string& bench_json, const std::string& log_json, const std::string& run_id) {
+  using namespace crossdev::conformance;
+  const int stopped_by = stop_signal();
+  // Expectation entries this run proves stale (only where it ran every row they could match); a shard's
+  // are only unmatched within its ops (stale where every shard lists them: the report folds them).
+  std::vector<StaleExpectation> stale = opinfo_unmatched_expectations(sel.files, sel.whole_files, results, ctx, stopped_by != 0);
+  std::vector<StaleExpectation> shard_unmatched;
+  if (ctx.shard_count > 1) shard_unmatched.swap(stale);
+  for (const StaleExpectation& s : stale) std::cout << "crossdev run: warning: " << describe_stale(s) << "\n";
+  ExecutionTarget target = describe_execution_target(ctx.host, ctx.simulate_spec);
+  if (ctx.shard_count > 1) target.shard = std::to_string(ctx.shard_index) + "/" + std::to_string(ctx.shard_count);
+  std::vector<OutputFile> outputs;
+  if (args.has("--out")) {
+    // The device-operation log of this run (workers stream their entries to this process),
+    // unless a summary was handed in with --device-log.
+    const std::string device_log = log_json.empty() ? manager::OpLog::global().summary_json() : log_json;
+    const std::string interrupted = stopped_by == SIGINT ? "SIGINT" : stopped_by == SIGTERM ? "SIGTERM" : "";
+    BundleInput in{target, &ctx.host, sel.paths, &results, bench_json, device_log, run_id, interrupted, stale, shard_unmatched};
+    outputs.push_back({"--out", args.get("--out"), bundle_json(in)});
+  }
+  if (args.has("--junit")) outputs.push_back({"--junit", args.get("--junit"), junit_xml(results, target, run_id)});
+  const std::string write_failure = write_outputs(outputs, run_id);
+  if (write_failure.empty()) {
+    for (const auto& o : outputs) std::cout << (o.option == "--out" ? "bundle: " : "junit: ") << o.path << "\n";
+  }
+  std::cout << summary.line() << "\n";
+  std::cout.flush();
+  if (!write_failure.empty()) {
+    std::cerr << "crossdev run: error: " << write_failure << "\n";
+    return kExitBadInput;
+  }
+  if (stopped_by != 0) {
+    std::cerr << "crossdev run: interrupted by " << (stopped_by == SIGINT ? "SIGINT" : "SIGTERM")
+              << "; the rows that did not finish are reported as not_run\n";
+    return 128 + stopped_by;
+  }
+  return summary.gates() ? kExitConformanceFailure : kExitPass;
+}
+
+}  // namespace
+
+// The steps, in order: options; the run context (host, sim, Python runtimes); libraries; the shard; the
+// rows; checks only the environment can judge; then either a worker's rows or the whole run, its
+// outputs and its exit code.
+int cmd_run(const std::vector<std::string>& argv) {
+  using namespace crossdev::conformance;
+  const std::vector<OptionSpec>& kOptions = run_options();
   const ParsedArgs args = parse_args(argv, kOptions);
   if (args.has("--help")) {
     std::cout << "usage: crossdev run [--matrix PATH] [--simulate S] [--out bundle.json] [--junit FILE]\n\n"
@@ -203,39 +360,8 @@ int cmd_run(const std::vector<std::string>& argv) {
   // Said once, by the parent: its isolation workers prepare the same host and would repeat it.
   if (!prepared.note.empty() && !args.has("--worker")) std::cerr << "crossdev run: " << prepared.note << "\n";
   RunContext& ctx = prepared.ctx;
-  // Before the matrices load: candidate rows name ops these libraries register.
-  std::vector<std::string> libraries;
-  try {
-    // First in a child process (`crossdev load-check`, util/load_library.h): a library whose
-    // static initialisers throw (a taken TORCH_LIBRARY namespace, the same extension twice)
-    // would abort this process; there it is one line of bad input. Workers skip it: their
-    // parent checked the same libraries.
-    const std::vector<std::string> paths = split_library_lists(args.get_all("--load-library"));
-    if (!paths.empty() && !args.has("--worker")) {
-      std::vector<std::string> check = {"/proc/self/exe", "load-check"};
-      if (!ctx.simulate_spec.empty()) check.insert(check.end(), {"--simulate", ctx.simulate_spec});
-      check.insert(check.end(), paths.begin(), paths.end());
-      check_libraries_in_child(check);
-    }
-    libraries = load_library_paths(paths);
-    ctx.libraries = libraries;
-  } catch (const LoadLibraryError& e) {
-    throw UsageError(std::string("--load-library: ") + e.what());
-  }
-
-  if (args.has("--shard")) {
-    const std::string spec = args.get("--shard");
-    const std::size_t slash = spec.find('/');
-    char* end_i = nullptr;
-    char* end_n = nullptr;
-    const long i = slash == std::string::npos ? 0 : std::strtol(spec.c_str(), &end_i, 10);
-    const long n = slash == std::string::npos ? 0 : std::strtol(spec.c_str() + slash + 1, &end_n, 10);
-    if (slash == std::string::npos || end_i != spec.c_str() + slash || *end_n != '\0' || n < 1 || n > 100000 || i < 1 || i > n)
-      throw UsageError("--shard '" + spec + "': expected I/N with 1 <= I <= N <= 100000 (e.g. 1/4)");
-    ctx.shard_index = static_cast<int>(i);
-    ctx.shard_count = static_cast<int>(n);
-  }
-
+  const std::vector<std::string> libraries = load_libraries(args, ctx);
+  apply_shard(args, ctx);
   if (args.has("--worker")) bind_worker_to_parent();
 
   // Every option is checked before anything is read or run.
@@ -244,55 +370,14 @@ int cmd_run(const std::vector<std::string>& argv) {
   const double row_timeout_s = args.has("--row-timeout") ? parse_seconds("--row-timeout", args.get("--row-timeout")) : 600.0;
   const std::size_t start_row =
       args.has("--start-row") ? static_cast<std::size_t>(parse_count("--start-row", args.get("--start-row"), "a row index (0, 1, ...)")) : 0;
-
-  // Every --matrix, in the order given (one catalog: e.g. `--matrix matrices --matrix matrices/models`).
-  std::vector<std::string> matrix_paths = args.get_all("--matrix");
-  if (matrix_paths.empty()) matrix_paths.push_back(default_matrix_path());
-  std::vector<MatrixFile> selected;
-  std::string matrix_path;  // for messages: 'a', 'b'
-  for (const auto& path : matrix_paths) {
-    std::vector<MatrixFile> files = load_catalog(path, max_bytes);  // YamlError -> exit 2 in main
-    for (auto& f : files) {
-      for (const auto& earlier : selected)
-        if (same_file(earlier.path, f.path))
-          throw UsageError("--matrix: '" + f.path + "' is selected twice (by '" + path + "' and an earlier --matrix)");
-      selected.push_back(std::move(f));
-    }
-    matrix_path += (matrix_path.empty() ? "" : "', '") + path;
-  }
-  std::vector<std::string> files;  // every matrix loaded, for the bundle
-  for (const auto& f : selected) files.push_back(f.path);
+  Selection sel = select_rows(args, ctx, max_bytes);
   const std::string bench_json =
       args.has("--bench-json") ? load_embedded_json("--bench-json", args.get("--bench-json"), EmbeddedKind::Benchmarks, max_bytes) : "";
   const std::string log_json =
       args.has("--device-log") ? load_embedded_json("--device-log", args.get("--device-log"), EmbeddedKind::DeviceLog, max_bytes) : "";
 
-  std::set<std::string> whole_files;  // the files --filter took no row from (stale expectations are judged on them)
-  for (const auto& file : selected) whole_files.insert(file.path);
-  if (args.has("--filter")) {  // in place: a 280k-row catalog is not copied
-    const std::string glob = args.get("--filter");
-    for (auto& file : selected) {
-      std::vector<Row> keep;
-      for (auto& row : file.rows)
-        if (fnmatch(glob.c_str(), row.id().c_str(), 0) == 0) keep.push_back(std::move(row));
-      if (keep.size() != file.rows.size()) whole_files.erase(file.path);
-      file.rows = std::move(keep);
-    }
-  }
-  std::size_t selected_rows = 0;
-  for (const auto& file : selected) selected_rows += file.rows.size();
-  if (selected_rows > 0 && ctx.shard_index != 1) {  // a suite that does not shard its cases runs in shard 1
-    for (auto& file : selected)
-      if (!find_suite(file.suite)->shards_its_cases()) file.rows.clear();
-  }
-  if (selected_rows == 0) {
-    throw UsageError(args.has("--filter") ? "nothing selected: --filter '" + args.get("--filter") + "' matches no row id in '" +
-                                                matrix_path + "'"
-                                          : "nothing selected: the matrices in '" + matrix_path + "' have no rows");
-  }
-
   if (!args.has("--worker")) {  // what only the run's environment can judge (e.g. OpInfo names): exit 2 now
-    for (const auto& file : selected) {
+    for (const auto& file : sel.files) {
       std::vector<const Row*> rows;
       for (const auto& row : file.rows) rows.push_back(&row);
       find_suite(file.suite)->check_rows(rows, ctx);
@@ -300,12 +385,12 @@ int cmd_run(const std::vector<std::string>& argv) {
   }
 
   if (args.has("--worker")) {
-    if (selected.size() != 1) throw UsageError("--worker runs exactly one matrix file");
-    return run_worker(selected.front(), ctx, start_row, 3);
+    if (sel.files.size() != 1) throw UsageError("--worker runs exactly one matrix file");
+    return run_worker(sel.files.front(), ctx, start_row, 3);
   }
 
   // Output paths: writable, room for the results (about 1 MiB plus 4 KiB a row), no stale temporaries.
-  const std::uintmax_t needed = (std::uintmax_t{1} << 20) + 4096 * selected_rows + bench_json.size() + log_json.size();
+  const std::uintmax_t needed = (std::uintmax_t{1} << 20) + 4096 * sel.rows + bench_json.size() + log_json.size();
   for (const char* option : {"--out", "--junit"})
     if (args.has(option)) check_output_path(option, args.get(option), needed);
   const std::string run_id = new_run_id();
@@ -323,67 +408,10 @@ int cmd_run(const std::vector<std::string>& argv) {
                 << r.id << (r.message.empty() ? "" : ": " + r.message) << "\n";
     }
   };
-  std::vector<CaseResult> results;
-  if (args.has("--no-isolate")) {
-    results = run_catalog(selected, ctx, print);
-  } else {
-    IsolationOptions iso;
-    iso.executable = std::filesystem::read_symlink("/proc/self/exe").string();
-    if (args.has("--simulate")) iso.extra_args = {"--simulate", args.get("--simulate")};
-    for (const std::string& library : libraries) {
-      iso.extra_args.push_back("--load-library");
-      iso.extra_args.push_back(library);
-    }
-    for (const char* option : {"--filter", "--shard"}) {
-      if (!args.has(option)) continue;
-      iso.extra_args.push_back(option);
-      iso.extra_args.push_back(args.get(option));
-    }
-    iso.row_timeout_s = row_timeout_s;
-    if (args.has("--max-matrix-bytes")) {
-      iso.extra_args.push_back("--max-matrix-bytes");
-      iso.extra_args.push_back(args.get("--max-matrix-bytes"));
-    }
-    results = run_isolated(selected, iso, print);
-  }
-
-  // Write everything we were asked for, as one set, before deciding the exit code: nothing
-  // computed is lost.
-  const int stopped_by = stop_signal();
-  // Expectation entries this run proves stale (only where it ran every row they could match); a shard's
-  // are only unmatched within its ops (stale where every shard lists them: the report folds them).
-  std::vector<StaleExpectation> stale = opinfo_unmatched_expectations(selected, whole_files, results, ctx, stopped_by != 0);
-  std::vector<StaleExpectation> shard_unmatched;
-  if (ctx.shard_count > 1) shard_unmatched.swap(stale);
-  for (const StaleExpectation& s : stale) std::cout << "crossdev run: warning: " << describe_stale(s) << "\n";
-  ExecutionTarget target = describe_execution_target(ctx.host, ctx.simulate_spec);
-  if (ctx.shard_count > 1) target.shard = std::to_string(ctx.shard_index) + "/" + std::to_string(ctx.shard_count);
-  std::vector<OutputFile> outputs;
-  if (args.has("--out")) {
-    // The device-operation log of this run (workers stream their entries to this process),
-    // unless a summary was handed in with --device-log.
-    const std::string device_log = log_json.empty() ? manager::OpLog::global().summary_json() : log_json;
-    const std::string interrupted = stopped_by == SIGINT ? "SIGINT" : stopped_by == SIGTERM ? "SIGTERM" : "";
-    BundleInput in{target, &ctx.host, files, &results, bench_json, device_log, run_id, interrupted, stale, shard_unmatched};
-    outputs.push_back({"--out", args.get("--out"), bundle_json(in)});
-  }
-  if (args.has("--junit")) outputs.push_back({"--junit", args.get("--junit"), junit_xml(results, target, run_id)});
-  const std::string write_failure = write_outputs(outputs, run_id);
-  if (write_failure.empty()) {
-    for (const auto& o : outputs) std::cout << (o.option == "--out" ? "bundle: " : "junit: ") << o.path << "\n";
-  }
-  std::cout << summary.line() << "\n";
-  std::cout.flush();
-  if (!write_failure.empty()) {
-    std::cerr << "crossdev run: error: " << write_failure << "\n";
-    return kExitBadInput;
-  }
-  if (stopped_by != 0) {
-    std::cerr << "crossdev run: interrupted by " << (stopped_by == SIGINT ? "SIGINT" : "SIGTERM")
-              << "; the rows that did not finish are reported as not_run\n";
-    return 128 + stopped_by;
-  }
-  return summary.gates() ? kExitConformanceFailure : kExitPass;
+  const std::vector<CaseResult> results = args.has("--no-isolate")
+                                              ? run_catalog(sel.files, ctx, print)
+                                              : run_isolated(sel.files, worker_options(args, libraries, row_timeout_s), print);
+  return write_and_finish(args, ctx, sel, results, summary, bench_json, log_json, run_id);
 }
 
 }  // namespace crossdev::cli

@@ -96,7 +96,7 @@ std::uintmax_t parse_bytes(const char* option, const std::string& text) {
 }
 
 // A worker must not outlive the `crossdev run` that started it (runner/child_environment.h).
-void bind_worker_to_parent() { die_with_parent(kExitBadInput); }
+void bind_worker_to_parent() { conformance::die_with_parent(kExitBadInput); }
 
 // --import DIR (repeatable): directories the Python workers put first on sys.path, so a models
 // row's factory `module:callable` is found there. They go first on this process's PYTHONPATH, in

@@ -7,7 +7,6 @@
 // stopped the run (the rows that did not run are `not_run`, "interrupted").
 
 #include <algorithm>
-#include <fnmatch.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -27,6 +26,7 @@
 #include "cli/output_files.h"
 #include "cli/host_option.h"
 #include "manager/op_log.h"
+#include "parity/expectations.h"
 #include "runner/bundle_writer.h"
 #include "runner/catalog.h"
 #include "runner/child_environment.h"
@@ -248,7 +248,7 @@ Selection select_rows(const ParsedArgs& args, const conformance::RunContext& ctx
     for (auto& file : sel.files) {
       std::vector<Row> keep;
       for (auto& row : file.rows)
-        if (fnmatch(glob.c_str(), row.id().c_str(), 0) == 0) keep.push_back(std::move(row));
+        if (parity::glob_match(glob, row.id())) keep.push_back(std::move(row));  // the one glob dialect
       if (keep.size() != file.rows.size()) sel.whole_files.erase(file.path);
       file.rows = std::move(keep);
     }

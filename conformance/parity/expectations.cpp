@@ -1,5 +1,7 @@
 #include "parity/expectations.h"
 
+#include <fnmatch.h>
+
 #include <filesystem>
 #include <set>
 
@@ -127,25 +129,8 @@ std::vector<const Expectation*> ExpectationFile::stale(const std::vector<std::st
   return out;
 }
 
-bool glob_match(std::string_view pattern, std::string_view text) noexcept {
-  // Iterative matcher with single-star backtracking: linear in practice, no recursion.
-  size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
-      ++p;
-      ++t;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      resume = t;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      t = ++resume;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
+bool glob_match(std::string_view pattern, std::string_view text) {
+  return ::fnmatch(std::string(pattern).c_str(), std::string(text).c_str(), FNM_NOESCAPE) == 0;
 }
 
 }  // namespace crossdev::parity

@@ -59,7 +59,10 @@ class ExpectationFile {
   std::vector<Expectation> entries_;
 };
 
-// Shell-style glob: '*' matches any run of characters ('/' included), '?' exactly one.
-bool glob_match(std::string_view pattern, std::string_view text) noexcept;
+// crossdev's one glob dialect, for expectation entries' `match`, `crossdev run --filter` and the opinfo
+// suite's op selectors alike (Python: fnmatch.fnmatchcase, crossdev/opinfo/expectations.py): '*' any run
+// of characters ('/' included), '?' exactly one, '[seq]' / '[!seq]' one character in / not in seq; a
+// backslash is literal. POSIX fnmatch(3) with FNM_NOESCAPE.
+bool glob_match(std::string_view pattern, std::string_view text);
 
 }  // namespace crossdev::parity

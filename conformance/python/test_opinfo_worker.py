@@ -99,7 +99,8 @@ def test_the_workers_glob_is_the_engines():
     from crossdev.opinfo.expectations import glob_match
     assert glob_match("a/*/c", "a/b/x/c"), "'*' crosses '/'"
     assert glob_match("a?c", "abc") and not glob_match("a?c", "ac")
-    assert not glob_match("a[b]c", "abc") and glob_match("a[b]c", "a[b]c"), "no [...] classes"
+    assert glob_match("a[b]c", "abc") and not glob_match("a[!b]c", "abc"), "[...] classes, as --filter has"
+    assert glob_match("a\\b", "a\\b") and not glob_match("a\\*", "a*"), "a backslash is literal"
     assert not glob_match("a.c", "abc"), "'.' is literal"
 
 

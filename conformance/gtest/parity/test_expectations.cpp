@@ -51,6 +51,16 @@ TEST(GlobMatch, StarsQuestionMarksAndLiterals) {
   EXPECT_FALSE(glob_match("a*b*c", "aXXbYYb"));
 }
 
+TEST(GlobMatch, ClassesAsFilterAndPythonsFnmatchcaseHaveThem) {  // one dialect (expectations.h)
+  EXPECT_TRUE(glob_match("[co]*", "claims.x"));
+  EXPECT_TRUE(glob_match("[co]*", "ops.x"));
+  EXPECT_FALSE(glob_match("[co]*", "redirect.x"));
+  EXPECT_TRUE(glob_match("ops.[!m]*", "ops.rotary"));
+  EXPECT_FALSE(glob_match("ops.[!m]*", "ops.modulate"));
+  EXPECT_TRUE(glob_match("a\\b", "a\\b")) << "a backslash is literal, as in fnmatch.fnmatchcase";
+  EXPECT_FALSE(glob_match("a\\*", "a*")) << "it escapes nothing";
+}
+
 TEST(ExpectationFile, LoadsEntriesAndTheFirstMatchWins) {
   TempFile file(R"(description: test
 expectations:

@@ -161,6 +161,9 @@ def serve(request: dict, out: Protocol) -> None:
     elif kind == "run":
         suite.run(request, out)
     elif kind == "plan":
+        if not hasattr(suite, "plan_cases"):  # its engine shim plans it (suites/claims_suite.cpp)
+            out.fatal(f"suite '{name}' is planned by the engine, not by the worker")
+            return
         suite.plan_cases(request, out)
     else:
         out.fatal(f"unknown request '{kind}'; expected one of check, plan, run")

@@ -21,6 +21,18 @@ if not INSTALLED:
 sys.path.insert(0, str(ROOT))
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "schedule_first: a file whose fixtures run whole catalogs (minutes): collected first, so "
+                   "`make test`'s xdist workers (--dist loadfile) start it at once and finish together")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The files marked schedule_first come first, the rest in their order: xdist's loadfile scheduling hands
+    out files in collection order, and a long file handed out last runs alone at the end of the run."""
+    items.sort(key=lambda item: item.get_closest_marker("schedule_first") is None)  # a stable sort
+
+
 def pytest_report_header(config):
     spec = importlib.util.find_spec("crossdev")
     where = pathlib.Path(spec.origin).parent if spec and spec.origin else "(not importable)"

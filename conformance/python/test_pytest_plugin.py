@@ -10,6 +10,8 @@ import yaml
 
 from plugin_runner import BUILD_DIR, ROOT, collected_ids, junit_cases, make_report_simulate, run_pytest
 
+pytestmark = pytest.mark.schedule_first  # about 40 pytest sessions over the catalog: minutes (conftest.py)
+
 FAILING = ROOT / "conformance" / "fixtures" / "failing_matrices" / "wrong_expectations.yaml"
 BAD_MATRIX = ROOT / "conformance" / "fixtures" / "bad_matrices" / "bad_device.yaml"
 MUTANTS = BUILD_DIR / "lib" / "libcrossdev_mutants.so"

@@ -14,6 +14,8 @@ import pytest
 
 from plugin_runner import ROOT, collected_ids, junit_cases, make_report_simulate, pytest_env, run_pytest
 
+pytestmark = pytest.mark.schedule_first  # the catalog twice: minutes (conftest.py)
+
 # pytest's outcome for each engine status (xpass: the strict xfail marker fails it).
 PYTEST_OUTCOME = {"pass": "passed", "fail": "failure", "error": "failure", "crash": "failure", "xpass": "failure",
                   "skip": "skipped", "xfail": "skipped"}

@@ -7,8 +7,14 @@
 // list is a sequence of requests resolved against one evolving state, so cpu:-1 toggling is
 // visible. `~` or "none" requests no device. Optional: policy (preset), override (initial CPU
 // override state), allow_redirects (the TORCH_ALLOW_REDIRECTS value).
+//
+// `host: this` resolves against the run's own host instead of a named profile: real where the host is
+// (torch_xla's xla on any CPU host, runner/python_runtimes.h). Such a row names the kind it is about in
+// `when_host_has`; on a host without a real device of that kind it is `skip` (matrices/xla/redirect_xla.yaml).
 #include <memory>
+#include <optional>
 
+#include "device/device_kind.h"
 #include "log/logger.h"
 #include "policy/redirect_policy.h"
 #include "runner/suite.h"
@@ -25,8 +31,12 @@ struct Step {
   Via via = Via::Create;
 };
 
+constexpr const char* kThisHost = "this";
+
 struct Case {
-  HostProfile host;
+  HostProfile host;             // a named profile; unused for `host: this`
+  bool this_host = false;       // `host: this`: the run's own host
+  std::optional<DeviceKind> when_host_has;
   const Preset* preset = nullptr;
   PolicyState initial;
   std::vector<Step> steps;
@@ -37,11 +47,18 @@ bool is_none(const std::string& s) { return s.empty() || s == "none"; }
 Case parse_case(const Row& row) {
   Case c;
   const std::string host_name = row.str("host");
+  c.this_host = host_name == kThisHost;
   try {
-    c.host = HostProfile::named_or_spec(host_name);
+    if (!c.this_host) c.host = HostProfile::named_or_spec(host_name);
   } catch (const std::exception& e) {
     row.fail("host", std::string("unknown host '") + host_name + "'; expected one of " + named_host_list() +
-                         ", or a simulate spec such as \"cuda:2,mps\"");
+                         ", a simulate spec such as \"cuda:2,mps\", or \"" + kThisHost + "\" (the run's own host)");
+  }
+  if (row.has("when_host_has")) {
+    if (!c.this_host) row.fail("when_host_has", std::string("only a row with host: ") + kThisHost + " depends on the host it runs on");
+    c.when_host_has = kind_from_name(row.str("when_host_has"));
+    if (!c.when_host_has)
+      row.fail("when_host_has", "unknown device kind '" + row.str("when_host_has") + "'; expected one of " + valid_kind_list());
   }
   const std::string preset_name = row.str_or("policy", default_preset().name);
   c.preset = find_preset(preset_name);
@@ -85,16 +102,25 @@ class RedirectSuite final : public Suite {
  public:
   const char* name() const override { return "redirect"; }
   const SuiteSchema& schema() const override {
-    static const SuiteSchema s{{"host", "request", "expect", "action"}, {"policy", "override", "allow_redirects", "via"}};
+    static const SuiteSchema s{{"host", "request", "expect", "action"},
+                               {"policy", "override", "allow_redirects", "via", "when_host_has"}};
     return s;
   }
   void validate(const Row& row) const override { (void)parse_case(row); }
 
-  std::vector<CaseResult> run(const Row& row, const RunContext&) const override {
+  std::vector<CaseResult> run(const Row& row, const RunContext& ctx) const override {
     const Case c = parse_case(row);
     CaseResult r = result_for(row, *this);
-    r.device = c.host.source();
-    r.execution = Execution::Simulated;  // the host profile is hypothetical by construction
+    const HostProfile& host = c.this_host ? ctx.host : c.host;
+    r.device = c.this_host ? std::string("this host: ") + host.summary() : c.host.source();
+    // A named profile is hypothetical by construction; the run's own host is what it is.
+    r.execution = c.this_host && !host.any_simulated() ? Execution::Real : Execution::Simulated;
+    if (c.when_host_has && host.provenance(*c.when_host_has) != Provenance::Real) {
+      r.status = Status::Skip;
+      r.execution = Execution::NotRun;
+      r.message = std::string("this host has no real ") + kind_name(*c.when_host_has) + " (when_host_has)";
+      return {r};
+    }
     RedirectPolicy policy(*c.preset);
     PolicyState state = c.initial;
     std::string trace;
@@ -107,7 +133,7 @@ class RedirectSuite final : public Suite {
     } restore;
     for (std::size_t i = 0; i < c.steps.size(); ++i) {
       const Step& step = c.steps[i];
-      const Decision d = policy.resolve(step.has_request ? &step.request : nullptr, c.host, state, step.via);
+      const Decision d = policy.resolve(step.has_request ? &step.request : nullptr, host, state, step.via);
       trace += (trace.empty() ? "" : "; ") + d.describe();
       const bool ok = d.resolved.same_device(step.expect) && d.action == step.action;
       if (!ok && r.status == Status::Pass) {
@@ -117,7 +143,7 @@ class RedirectSuite final : public Suite {
                     "]: " + reason_text(d.reason);
       }
     }
-    r.details = {{"policy", c.preset->name}, {"host", c.host.summary()}, {"trace", trace}};
+    r.details = {{"policy", c.preset->name}, {"host", host.summary()}, {"trace", trace}};
     if (!log.empty()) r.details.emplace_back("log", log);
     r.metrics = {{"steps", static_cast<double>(c.steps.size())}};
     return {r};

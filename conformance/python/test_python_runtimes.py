@@ -140,3 +140,45 @@ def test_loading_a_runtime_starts_it_before_any_backward(tmp_path):
                           env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert marker.read_text() == "started"
+
+
+WORKING_RUNTIME = "def device_type():\n    return 'CPU'\n\ndef global_runtime_device_count():\n    return 1\n"
+
+
+def run_cases(cli, env, matrix, out):
+    proc = cli("run", "--matrix", matrix, "--out", out, env=env)
+    return proc, (json.loads(out.read_text())["cases"] if out.exists() else [])
+
+
+def test_redirect_rows_on_this_host_resolve_against_the_real_xla(cli, tmp_path, no_inherited_probe):
+    """matrices/xla/redirect_xla.yaml (`host: this`, `when_host_has: xla`): real cases where the host has a
+    real xla, skips where it has none; a wrong expectation on the real host fails."""
+    env = env_with(stand_in(tmp_path, TORCH_RELEASE + ".0", init="", runtime=WORKING_RUNTIME))
+    env.pop("CROSSDEV_PYTHON_RUNTIMES_PROBED")
+    proc, cases = run_cases(cli, env, "matrices/xla/redirect_xla.yaml", tmp_path / "real.json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert cases and all(c["status"] == "pass" and c["execution"] == "real" for c in cases), cases
+    assert all("xla x1 (real)" in c["device"] for c in cases), cases[0]
+
+    without = env_with(tmp_path / "nothing")
+    without.pop("CROSSDEV_PYTHON_RUNTIMES_PROBED")
+    proc, cases = run_cases(cli, without, "matrices/xla/redirect_xla.yaml", tmp_path / "absent.json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert all(c["status"] == "skip" and c["execution"] == "not_run" and
+               c["message"] == "this host has no real xla (when_host_has)" for c in cases), cases
+
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text("suite: redirect\ncases:\n  - {id: w.tpu, source: test, intent: wrong on purpose,\n"
+                     "     host: this, when_host_has: xla, request: tpu, expect: cpu, action: honored}\n")
+    proc, cases = run_cases(cli, env, wrong, tmp_path / "wrong.json")
+    assert proc.returncode == 1 and cases[0]["status"] == "fail", proc.stdout + proc.stderr
+    assert "expected cpu [honored], got xla:0 [honored]" in cases[0]["message"], cases[0]
+
+
+def test_when_host_has_only_on_a_row_about_this_host(cli, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("suite: redirect\ncases:\n  - {id: b.tpu, source: test, intent: bad,\n"
+                   "     host: tpu, when_host_has: xla, request: tpu, expect: xla:0, action: honored}\n")
+    proc = cli("run", "--matrix", bad, "--out", tmp_path / "b.json")
+    assert proc.returncode == 2 and f"{bad}:3:" in proc.stderr and "only a row with host: this" in proc.stderr, \
+        proc.stderr

@@ -180,5 +180,5 @@ def test_when_host_has_only_on_a_row_about_this_host(cli, tmp_path):
     bad.write_text("suite: redirect\ncases:\n  - {id: b.tpu, source: test, intent: bad,\n"
                    "     host: tpu, when_host_has: xla, request: tpu, expect: xla:0, action: honored}\n")
     proc = cli("run", "--matrix", bad, "--out", tmp_path / "b.json")
-    assert proc.returncode == 2 and f"{bad}:3:" in proc.stderr and "only a row with host: this" in proc.stderr, \
+    assert proc.returncode == 2 and f"{bad}:4:" in proc.stderr and "only a row with host: this" in proc.stderr, \
         proc.stderr

@@ -143,3 +143,31 @@ def test_the_pytest_plugin_collects_and_runs_models_rows_finding_the_factory_thr
     missing = run_pytest(matrix, "--collect-only", "-q", "--crossdev-import", tmp_path / "nowhere", cwd=tmp_path)
     assert missing.returncode == 4 and "--crossdev-import: '" in missing.stderr and "nowhere' is not a directory" \
         in missing.stderr, missing.stdout + missing.stderr
+
+
+def write_expectations(tmp_path, *entries):
+    folder = tmp_path / "expectations" / "models"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "mps.yaml"
+    path.write_text("description: test\nexpectations:\n" + "".join(f"  - {e}\n" for e in entries))
+    return path
+
+
+def test_an_xfail_entry_expects_a_devices_genuine_difference_and_goes_stale_when_it_passes(cli, tmp_path, built_library):
+    """<matrix folder>/expectations/models/<kind>.yaml (docs/models.md): the broken gelu's fail becomes xfail;
+    the same entry on a clean run is xpass, which gates; a skip entry is bad input naming its file:line."""
+    matrix = write_matrix(tmp_path, "crossdev_examples.dit:tiny_dit_block")
+    write_expectations(tmp_path, '{match: "t.dit/mps/*", status: xfail, reason: "gelu is off on purpose", '
+                                 'execution: simulated}')
+    mutant = built_library("crossdev_test_model_fault_gelu_forward")
+    proc, cases, _ = run(cli, tmp_path, matrix, "--load-library", mutant, "--import", EXAMPLES)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    case = cases["t.dit/mps/float32"]
+    assert case["status"] == "xfail" and "gelu is off on purpose" in case["message"], case
+
+    proc, cases, _ = run(cli, tmp_path, matrix, "--import", EXAMPLES)
+    assert proc.returncode == 1 and cases["t.dit/mps/float32"]["status"] == "xpass", proc.stdout + proc.stderr
+
+    bad = write_expectations(tmp_path, '{match: "t.dit/mps/*", status: skip, reason: "no"}')
+    proc, _, _ = run(cli, tmp_path, matrix, "--import", EXAMPLES)
+    assert proc.returncode == 2 and f"{bad}:3: a models expectation is xfail" in proc.stderr, proc.stderr

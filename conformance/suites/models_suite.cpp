@@ -8,13 +8,34 @@
 #include <string>
 #include <vector>
 
+#include <filesystem>
+
 #include "device/device_kind.h"
 #include "runner/python_rows.h"
+#include "suites/case_expectations.h"
+#include "suites/opinfo_expectations.h"
 #include "runner/suite_table.h"
 #include "util/json.h"
 
 namespace crossdev::conformance {
 namespace {
+
+// <matrix folder>/expectations/models/<kind>.yaml: `xfail` entries for a device's genuine differences
+// (docs/models.md), applied to a case's result as the ops and opinfo suites apply theirs
+// (case_expectations.h). A case id is "<row>/<kind>/<dtype>".
+std::string models_expectations_path(const std::string& matrix_file, const std::string& kind) {
+  return (std::filesystem::path(matrix_file).parent_path() / "expectations" / "models" / (kind + ".yaml")).string();
+}
+
+const parity::ExpectationFile& models_expectations(const Row& row, const std::string& kind) {
+  const parity::ExpectationFile& file = cached_expectations(models_expectations_path(row.file(), kind));  // bad: exit 2
+  for (const auto& e : file.entries())
+    if (e.status != parity::ExpectedStatus::XFail)
+      throw YamlError(SourceLocation{e.file, e.line},
+                      "a models expectation is xfail (the case runs, then its failure is expected); got '" +
+                          std::string(parity::expected_status_name(e.status)) + "'");
+  return file;
+}
 
 constexpr double kDefaultCaseTimeoutS = 300;
 
@@ -74,6 +95,7 @@ class ModelsSuite final : public Suite {
     if (row.has("seed_policy") && row.str("seed_policy") != "none" && row.str("seed_policy") != "same_mask")
       row.fail("seed_policy", "unknown seed policy '" + row.str("seed_policy") + "'; expected one of none, same_mask");
     if (row.has("recover")) row.boolean("recover");  // a YAML boolean, else file:line: expected ...
+    for (const auto& d : devices) models_expectations(row, d);  // a bad expectations file: exit 2
   }
 
   std::vector<PlannedCase> plan(const Row& row, const RunContext& ctx) const override {
@@ -96,8 +118,18 @@ class ModelsSuite final : public Suite {
   }
 
   std::vector<CaseResult> run(const Row& row, const RunContext& ctx) const override {
-    return run_python_row(row, *this, [&](long start) { return request("run", row, ctx, start); },
-                          row.number_or("case_timeout", kDefaultCaseTimeoutS));
+    std::vector<CaseResult> results =
+        run_python_row(row, *this, [&](long start) { return request("run", row, ctx, start); },
+                       row.number_or("case_timeout", kDefaultCaseTimeoutS));
+    for (CaseResult& c : results) {
+      if (c.status == Status::Skip || c.id.rfind(row.id() + "/", 0) != 0) continue;  // unrun, or the row's own error
+      const std::string rest = c.id.substr(row.id().size() + 1);
+      const std::string kind = rest.substr(0, rest.find('/'));
+      const std::string execution = opinfo_execution_of(ctx, kind);  // "real" / "simulated" / "" (absent)
+      if (execution.empty()) continue;
+      if (const parity::Expectation* e = models_expectations(row, kind).find(c.id, execution)) apply_xfail(*e, c);
+    }
+    return results;
   }
 };
 

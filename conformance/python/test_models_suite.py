@@ -171,3 +171,59 @@ def test_an_xfail_entry_expects_a_devices_genuine_difference_and_goes_stale_when
     bad = write_expectations(tmp_path, '{match: "t.dit/mps/*", status: skip, reason: "no"}')
     proc, _, _ = run(cli, tmp_path, matrix, "--import", EXAMPLES)
     assert proc.returncode == 2 and f"{bad}:3: a models expectation is xfail" in proc.stderr, proc.stderr
+
+
+def test_one_python_worker_serves_every_row_and_a_crash_costs_only_its_case(cli, tmp_path):
+    """runner/python_rows.h: the rows of a process share one waiting worker (torch and a device's runtime
+    start once), and a worker that dies inside a case makes that case a crash; the next case and the
+    next row run in a new worker. The factories write the worker's pid; `pid_model:crashing` kills its
+    worker when it runs on the device (not in the check's worker, not on the CPU golden)."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    pids = tmp_path / "pids.txt"
+    (package / "pid_model.py").write_text(textwrap.dedent(f"""\
+        import os, signal, torch
+
+        def _record(name):
+            with open({str(pids)!r}, "a") as f:
+                f.write(f"{{name}} {{os.getpid()}}\\n")
+
+        class Crashing(torch.nn.Linear):
+            def forward(self, x):
+                if x.device.type != "cpu":
+                    os.kill(os.getpid(), signal.SIGKILL)
+                return super().forward(x)
+
+        def plain(name="plain"):
+            _record(name)
+            return torch.nn.Linear(4, 3), (torch.randn(2, 4),)
+
+        def second():
+            return plain("second")
+
+        def crashing():
+            _record("crashing")
+            return Crashing(4, 3), (torch.randn(2, 4),)
+        """))
+    matrix = tmp_path / "models_w.yaml"
+    matrix.write_text(textwrap.dedent("""\
+        suite: models
+        cases:
+          - {id: w.a, source: test, intent: test, model: "pid_model:plain", devices: [mps], dtypes: [float32], checks: [forward]}
+          - {id: w.b, source: test, intent: test, model: "pid_model:second", devices: [mps], dtypes: [float32], checks: [forward]}
+          - {id: w.c, source: test, intent: test, model: "pid_model:crashing", devices: [mps], dtypes: [float32, bfloat16], checks: [forward]}
+          - {id: w.d, source: test, intent: test, model: "pid_model:plain", devices: [mps], dtypes: [float32], checks: [forward]}
+        """))
+    proc, cases, _ = run(cli, tmp_path, matrix, "--import", package)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert [cases[i]["status"] for i in ("w.a/mps/float32", "w.b/mps/float32", "w.d/mps/float32")] == ["pass"] * 3, cases
+    assert cases["w.c/mps/float32"]["status"] == "crash" and "signal 9" in cases["w.c/mps/float32"]["message"]
+    assert cases["w.c/mps/bfloat16"]["status"] == "crash", "resumed at the next case, in a new worker that dies too"
+    runs = [line.split() for line in pids.read_text().splitlines()]
+    checked, ran = runs[:4], runs[4:]  # the check builds every factory in its own one-shot worker
+    assert len({pid for _, pid in checked}) == 1 and [name for name, _ in checked] == ["plain", "second", "crashing", "plain"]
+    assert [name for name, _ in ran] == ["plain", "second", "crashing", "crashing", "plain"], ran
+    first, second, crash1, crash2, last = (pid for _, pid in ran)
+    assert first == second == crash1, "one worker served the rows until it died"
+    assert len({crash1, crash2, last}) == 3, "each death is followed by a new worker"
+    assert checked[0][1] not in {first, crash2, last}, "the check's worker is not the run's"

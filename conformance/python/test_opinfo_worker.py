@@ -120,12 +120,12 @@ def test_a_library_that_cannot_load_is_fatal_naming_it_before_the_suite_runs(tmp
     rc, lines, err = worker(dict(run_request(), libraries=[str(not_a_library)]))
     assert rc == 0, err
     assert lines[0].startswith(f"FATAL cannot load '{not_a_library}' (--load-library)"), lines
-    assert lines[1:] == [], "nothing of the suite ran"
+    assert lines[1:] == ["DONE"], "nothing of the suite ran"
 
 
 def test_an_unknown_suite_is_fatal_naming_the_suites():
     rc, lines, err = worker({"request": "run", "suite": "nosuch"})
-    assert lines == ["FATAL unknown Python suite 'nosuch'; expected one of claims, models, opinfo"]
+    assert lines == ["FATAL unknown Python suite 'nosuch'; expected one of claims, models, opinfo", "DONE"]
 
 
 def test_a_request_that_is_not_json_is_fatal():
@@ -134,8 +134,44 @@ def test_a_request_that_is_not_json_is_fatal():
         env["PYTHONPATH"] = str(BUILD_DIR / "python")
     proc = subprocess.run([sys.executable, "-m", "crossdev.worker"], input="{not json\n", capture_output=True,
                           text=True, env=env, timeout=60)
+    assert proc.returncode == 0, "a bad request is answered; the worker goes on serving"
+    lines = proc.stdout.rstrip("\n").split("\n")
+    assert lines[0].startswith("FATAL the request is not JSON") and lines[1:] == ["DONE"], lines
+
+
+def test_no_request_at_all_is_fatal():
+    env = dict(os.environ)
+    if not INSTALLED:
+        env["PYTHONPATH"] = str(BUILD_DIR / "python")
+    proc = subprocess.run([sys.executable, "-m", "crossdev.worker"], input="", capture_output=True, text=True,
+                          env=env, timeout=60)
     assert proc.returncode == 2
-    assert proc.stdout.startswith("FATAL the request is not JSON")
+    assert proc.stdout.startswith("FATAL no request on stdin"), proc.stdout
+
+
+def test_one_worker_serves_requests_in_turn_each_answer_ending_with_done():
+    """The engine keeps one worker per process (runner/python_rows.h): it reads a request, answers it
+    up to DONE, then reads the next, until its stdin closes; a FATAL answer does not end it."""
+    env = dict(os.environ)
+    if not INSTALLED:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BUILD_DIR / "python"), env.get("PYTHONPATH")]))
+    requests = [run_request(opinfo="add"), {"request": "run", "suite": "nosuch"}, run_request(opinfo="sin", start=0)]
+    proc = subprocess.run([sys.executable, "-m", "crossdev.worker"],
+                          input="".join(json.dumps(r) + "\n" for r in requests), capture_output=True, text=True,
+                          env=env, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.rstrip("\n").split("\n")
+    answers, current = [], []
+    for line in lines:
+        current.append(line)
+        if line == "DONE":
+            answers.append(current)
+            current = []
+    assert current == [] and len(answers) == 3, lines
+    assert answers[0][0] == "PLAN 1" and answers[0][2].split("\t")[1] == "t.row/add/cpu/float32/forward"
+    assert answers[1][0].startswith("FATAL unknown Python suite 'nosuch'")
+    assert answers[2][0] == "PLAN 1" and answers[2][2].split("\t")[1] == "t.row/sin/cpu/float32/forward"
+    assert answers[2][2].split("\t")[8] == "pass"
 
 
 @pytest.fixture(scope="module")

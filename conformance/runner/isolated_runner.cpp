@@ -220,6 +220,7 @@ std::vector<CaseResult> run_isolated(const std::vector<MatrixFile>& catalog, con
 }
 
 int run_worker(const MatrixFile& file, const RunContext& ctx, std::size_t start_row, int fd) {
+  ::fcntl(fd, F_SETFD, FD_CLOEXEC);  // not inherited by this worker's own children (the Python worker)
   std::FILE* out = ::fdopen(fd, "w");
   if (!out) return 2;
   const Suite* suite = find_suite(file.suite);

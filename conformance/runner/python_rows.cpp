@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -11,6 +12,34 @@
 #include "runner/python_worker.h"
 
 namespace crossdev::conformance {
+namespace {
+
+// The process's one waiting worker: started by the first plan or run request, reused by every later
+// one (a device's runtime starts once), replaced after it dies, times out or is stopped.
+std::unique_ptr<PythonWorker>& session_slot() {
+  static std::unique_ptr<PythonWorker> worker;
+  return worker;
+}
+
+// The session's worker with `request` sent to it; a worker that died while waiting is replaced.
+PythonWorker& send_to_session(const std::string& request) {
+  for (int attempt = 0;; ++attempt) {
+    std::unique_ptr<PythonWorker>& slot = session_slot();
+    if (!slot || !slot->running()) slot = std::make_unique<PythonWorker>();
+    if (slot->send(request) || attempt == 1) return *slot;  // a second failure shows as End on the first read
+    end_session_worker(true);
+  }
+}
+
+}  // namespace
+
+std::string end_session_worker(bool kill) {
+  std::unique_ptr<PythonWorker>& slot = session_slot();
+  if (!slot) return "";
+  const std::string ended = slot->finish(kill);
+  slot.reset();
+  return ended;
+}
 
 void write_worker_kinds(json::Writer& w, const Row& row, const RunContext& ctx) {
   w.key("kinds").begin_object();
@@ -19,11 +48,11 @@ void write_worker_kinds(json::Writer& w, const Row& row, const RunContext& ctx) 
 }
 
 std::vector<PlannedCase> plan_python_row(const std::string& request, const Row& row, const char* fatal_key) {
-  PythonWorker worker(request);
+  PythonWorker& worker = send_to_session(request);
   std::vector<PlannedCase> cases;
   std::string line;
   bool done = false;
-  while (worker.next_line(&line, 600) == PythonWorker::Read::Line) {
+  while (!done && worker.next_line(&line, 600) == PythonWorker::Read::Line) {
     if (line.rfind("ITEM ", 0) == 0) {
       const std::size_t tab1 = line.find('\t'), tab2 = line.find('\t', tab1 + 1);
       if (tab1 == std::string::npos || tab2 == std::string::npos) continue;
@@ -32,12 +61,13 @@ std::vector<PlannedCase> plan_python_row(const std::string& request, const Row& 
       c.device_kind = unescape_field(line.substr(tab2 + 1));
       cases.push_back(std::move(c));
     } else if (line.rfind("FATAL ", 0) == 0) {
+      end_session_worker(true);  // its DONE is not read: the next request gets a fresh worker
       throw YamlError(row.where(fatal_key), "row '" + row.id() + "': " + unescape_field(line.substr(6)));
     } else if (line == "DONE") {
       done = true;
     }
   }
-  const std::string ended = worker.finish(!done);
+  const std::string ended = done ? "" : end_session_worker(true);
   if (!done) throw std::runtime_error("planning row '" + row.id() + "': " + (ended.empty() ? "the python worker stopped" : ended));
   return cases;
 }
@@ -76,11 +106,11 @@ std::vector<CaseResult> run_python_row(const Row& row, const Suite& suite, const
   std::vector<CaseResult> results;
   long start = 0, planned = -1;
   for (;;) {
-    PythonWorker worker(request_for(start));
+    PythonWorker& worker = send_to_session(request_for(start));
     long current = -1;
     std::string current_id, fatal, line, failure;
     bool done = false;
-    for (bool reading = true; reading;) {
+    for (bool reading = true; reading && !done;) {
       switch (worker.next_line(&line, case_timeout_s)) {
         case PythonWorker::Read::Line:
           if (line.rfind("PLAN ", 0) == 0) {
@@ -113,16 +143,16 @@ std::vector<CaseResult> run_python_row(const Row& row, const Suite& suite, const
           char msg[96];
           std::snprintf(msg, sizeof msg, "timed out after %.0f s (case_timeout; python worker killed)", case_timeout_s);
           failure = msg;
-          worker.finish(true);
+          end_session_worker(true);
           reading = false;
           break;
         }
-        case PythonWorker::Read::Stopped: worker.finish(true); return results;  // the runner reports the rest
+        case PythonWorker::Read::Stopped: end_session_worker(true); return results;  // the runner reports the rest
       }
     }
-    const std::string ended = worker.finish(false);
+    const std::string ended = done ? "" : end_session_worker(false);  // it died: how
     if (failure.empty()) failure = ended;
-    if (!fatal.empty() || (done && ended.empty())) {
+    if (!fatal.empty() || done) {
       if (!fatal.empty()) {
         CaseResult err = result_for(row, suite);
         err.status = Status::Error;

@@ -1,12 +1,14 @@
 #pragma once
-// The engine's side of the rows of a suite defined in Python (opinfo, models): plan, check and run a
-// row through a PythonWorker (runner/python_worker.h; every request starts with its
+// The engine's side of the rows of a suite defined in Python (opinfo, models, claims): plan, check and
+// run a row through a PythonWorker (runner/python_worker.h; every request starts with its
 // write_process_setup) and turn its records into planned cases, bad-input errors and cases.
 //
+//   - plan and run go to the process's one waiting worker (the session's), which serves every row of
+//     the process in turn: a device's runtime, torch and op_db start once, not once per row;
 //   - run: one case per CASE record; when the worker dies (a segfaulting kernel) or a case exceeds
 //     `case_timeout_s`, the case of the last START is a `crash` and a new worker resumes at the
 //     next case; a FATAL record is one `error` case naming it;
-//   - check: each BAD record is a YamlError at the row's key (file:line, exit 2).
+//   - check: a one-shot worker of its own (its light import path sets nothing up); each BAD record is a YamlError at the row's key (file:line, exit 2).
 #include <functional>
 #include <string>
 #include <vector>
@@ -16,6 +18,10 @@
 #include "util/json.h"
 
 namespace crossdev::conformance {
+
+// Ends the session's worker (kill: SIGKILL, else it exits at the end of its requests) and says how it
+// ended ("" for exit 0, runner/python_worker.h finish). The next plan or run request starts a new one.
+std::string end_session_worker(bool kill);
 
 // The row's "kinds" field: each device kind of the row's `devices` -> real | simulated | absent.
 void write_worker_kinds(json::Writer& w, const Row& row, const RunContext& ctx);

@@ -44,14 +44,15 @@ std::vector<std::string> python_child_environment() {
   return child_environment(pythonpath.empty() ? std::vector<std::string>{} : std::vector<std::string>{"PYTHONPATH=" + pythonpath});
 }
 
-void write_all(int fd, const std::string& text) {
+bool write_all(int fd, const std::string& text) {
   std::size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // the child died early: its exit status tells why
+    if (n <= 0) return false;  // the child died early: its exit status tells why
     done += static_cast<std::size_t>(n);
   }
+  return true;
 }
 
 }  // namespace
@@ -76,7 +77,7 @@ std::string python_interpreter() {
   return python && *python ? python : "python3";
 }
 
-PythonWorker::PythonWorker(const std::string& request_json) {
+PythonWorker::PythonWorker() {
   int in[2], out[2];
   if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
@@ -116,16 +117,27 @@ PythonWorker::PythonWorker(const std::string& request_json) {
                              std::strerror(rc));
   }
   out_fd_ = out[0];
+  in_fd_ = in[1];
+}
+
+PythonWorker::PythonWorker(const std::string& request_json) : PythonWorker() {
+  send(request_json);
+  ::close(in_fd_);
+  in_fd_ = -1;
+}
+
+PythonWorker::~PythonWorker() { finish(true); }
+
+bool PythonWorker::send(const std::string& request_json) {
+  if (in_fd_ < 0 || !running()) return false;
   // A child that died before reading must not kill us with SIGPIPE.
   struct sigaction ignore {}, previous {};
   ignore.sa_handler = SIG_IGN;
   ::sigaction(SIGPIPE, &ignore, &previous);
-  write_all(in[1], request_json + "\n");
+  const bool written = write_all(in_fd_, request_json + "\n");
   ::sigaction(SIGPIPE, &previous, nullptr);
-  ::close(in[1]);
+  return written;
 }
-
-PythonWorker::~PythonWorker() { finish(true); }
 
 PythonWorker::Read PythonWorker::next_line(std::string* line, double timeout_s) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
@@ -166,6 +178,10 @@ PythonWorker::Read PythonWorker::next_line(std::string* line, double timeout_s) 
 }
 
 std::string PythonWorker::finish(bool kill_first) {
+  if (in_fd_ >= 0) {  // end of requests: a waiting worker exits 0
+    ::close(in_fd_);
+    in_fd_ = -1;
+  }
   if (out_fd_ >= 0) {
     ::close(out_fd_);
     out_fd_ = -1;

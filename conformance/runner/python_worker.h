@@ -1,7 +1,11 @@
 #pragma once
 // A Python worker: `python -m crossdev.worker` as a child of this engine process, for the rows of
-// suites defined in Python (the opinfo suite). Protocol (docs/python-worker.md): one JSON request
-// line on the child's stdin; one record per line on its stdout (PLAN/START/CASE/BAD/FATAL/DONE).
+// suites defined in Python (opinfo, models, claims). Protocol (docs/python-worker.md): JSON request
+// lines on the child's stdin, one per request; one record per line on its stdout
+// (PLAN/START/CASE/ITEM/BAD/FATAL), each request's answer ending with DONE. The worker serves
+// requests until its stdin closes, so one worker serves every Python row of a process
+// (runner/python_rows.h `session_worker`); a one-shot worker (the runtime probe, the rows' check)
+// gets its one request and its stdin closed at once.
 //
 // The child stays in this process's process group, so when `crossdev run` kills an isolation
 // worker (its group: --row-timeout, SIGTERM) the Python worker goes with it; it also asks for
@@ -27,10 +31,16 @@ void write_process_setup(json::Writer& w, const RunContext& ctx);
 
 class PythonWorker {
  public:
-  explicit PythonWorker(const std::string& request_json);  // throws std::runtime_error if it cannot start
+  PythonWorker();  // a worker that waits for requests (send); throws std::runtime_error if it cannot start
+  // A one-shot worker: `request_json` is its only request (its stdin is closed after it).
+  explicit PythonWorker(const std::string& request_json);
   ~PythonWorker();
   PythonWorker(const PythonWorker&) = delete;
   PythonWorker& operator=(const PythonWorker&) = delete;
+
+  // Writes one request line; false when the worker is gone (its exit status says why: finish).
+  bool send(const std::string& request_json);
+  bool running() const { return pid_ >= 0 && !reaped_ && out_fd_ >= 0; }
 
   enum class Read { Line, End, Timeout, Stopped };
   // The next protocol line (without its newline). End: the child closed its stdout (exited);
@@ -42,6 +52,7 @@ class PythonWorker {
 
  private:
   pid_t pid_ = -1;
+  int in_fd_ = -1;
   int out_fd_ = -1;
   std::string buffer_;
   bool reaped_ = false;

@@ -1,6 +1,7 @@
 """`python -m crossdev.worker`: the engine's Python worker, for the rows of suites defined in Python
-(opinfo, models, claims) and the probe of Python device runtimes. The protocol, one JSON request line
-in and one record per line out (PLAN/START/CASE/ITEM/BAD/RUNTIME/FATAL/DONE), is docs/python-worker.md.
+(opinfo, models, claims) and the probe of Python device runtimes. The protocol, JSON request lines in
+(one per request, served in turn until stdin closes) and one record per line out
+(PLAN/START/CASE/ITEM/BAD/RUNTIME/FATAL, each answer ending with DONE), is docs/python-worker.md.
 Everything a user's op prints on stdout goes to stderr, so it cannot corrupt the protocol.
 """
 from __future__ import annotations
@@ -103,14 +104,20 @@ def _protocol_stream():
     return os.fdopen(fd, "w", buffering=1)
 
 
+_prepared = {"runtimes": set(), "sim": False, "libraries": []}  # what this process has set up so far
+
+
 def prepare_process(request: dict) -> str | None:
     """Prepare this process as the engine's is, before any suite code runs (runner/python_worker.h
     write_process_setup): the sim backend when a kind is simulated (before anything starts the
     autograd engine), then `libraries` (--load-library), in order, with torch.ops.load_library, so
-    a user's kernels registered for a device are the ones judged. Returns why it failed, or None."""
-    libraries = request.get("libraries", [])
-    runtimes = [k for k in request.get("runtimes", []) if request.get("kinds", {}).get(k) == "real"]
-    if not request.get("simulated_kinds") and not libraries and not runtimes:
+    a user's kernels registered for a device are the ones judged. A worker serves many requests of one
+    engine: what an earlier request set up is not set up again. Returns why it failed, or None."""
+    libraries = [path for path in request.get("libraries", []) if path not in _prepared["libraries"]]
+    runtimes = [k for k in request.get("runtimes", [])
+                if request.get("kinds", {}).get(k) == "real" and k not in _prepared["runtimes"]]
+    simulate = bool(request.get("simulated_kinds")) and not _prepared["sim"]
+    if not simulate and not libraries and not runtimes:
         return None
     import torch
 
@@ -119,16 +126,19 @@ def prepare_process(request: dict) -> str | None:
             runtimes_table.load(kind)
         except Exception as e:  # noqa: BLE001  the probe found it working; say what changed
             return f"cannot import the runtime of the real '{kind}' device: {type(e).__name__}: {e}"
+        _prepared["runtimes"].add(kind)
 
-    if request.get("simulated_kinds"):
+    if simulate:
         import crossdev
         crossdev.sim.register()
+        _prepared["sim"] = True
     for path in libraries:
         try:
             torch.ops.load_library(path)
         except (OSError, RuntimeError) as e:
             message = " ".join(str(e).split("Exception raised from")[0].split())
             return f"cannot load '{path}' (--load-library): {message}"
+        _prepared["libraries"].append(path)
     return None
 
 
@@ -141,9 +151,9 @@ def serve_runtimes(out: Protocol) -> None:
 
 
 def serve(request: dict, out: Protocol) -> None:
+    """Answers one request; every answer, a FATAL one too, ends with DONE."""
     if request.get("request") == "runtimes":
         serve_runtimes(out)
-        out.done()
         return
     name = request.get("suite")
     if name not in SUITES:
@@ -167,26 +177,32 @@ def serve(request: dict, out: Protocol) -> None:
         suite.plan_cases(request, out)
     else:
         out.fatal(f"unknown request '{kind}'; expected one of check, plan, run")
-        return
-    out.done()
 
 
 def main() -> int:
+    """Serves the engine's requests, one JSON object per line, until stdin closes (exit 0). A bug in
+    the worker ends it (exit 2) after its FATAL: what it had set up can no longer be trusted."""
     _die_with_parent()
     out = Protocol(_protocol_stream())
-    line = sys.stdin.readline()
-    if not line.strip():
+    served = 0
+    for line in iter(sys.stdin.readline, ""):
+        if not line.strip():
+            continue
+        served += 1
+        try:
+            request = json.loads(line)
+        except json.JSONDecodeError as e:
+            out.fatal(f"the request is not JSON: {e}")
+            out.done()
+            continue
+        try:
+            serve(request, out)
+        except Exception as e:  # noqa: BLE001  a bug in the worker: the engine reports it, never a silent pass
+            out.fatal(f"internal error in crossdev.worker: {type(e).__name__}: {e}\n{traceback.format_exc(limit=-3)}")
+            return 2
+        out.done()
+    if not served:
         out.fatal("no request on stdin (expected one JSON object on one line)")
-        return 2
-    try:
-        request = json.loads(line)
-    except json.JSONDecodeError as e:
-        out.fatal(f"the request is not JSON: {e}")
-        return 2
-    try:
-        serve(request, out)
-    except Exception as e:  # noqa: BLE001  a bug in the worker: the engine reports it, never a silent pass
-        out.fatal(f"internal error in crossdev.worker: {type(e).__name__}: {e}\n{traceback.format_exc(limit=-3)}")
         return 2
     return 0
 

@@ -4,6 +4,7 @@
 #
 #   crossdev/*.py, report/, ...     the Python package (python/crossdev)
 #   crossdev/_crossdev.<abi>.so     the pybind11 module           RPATH $ORIGIN/lib
+#   crossdev/_bench.<abi>.so        crossdev.bench's module (only with the benchmarks)
 #   crossdev/bin/crossdev           the engine                     RPATH $ORIGIN/../lib
 #   crossdev/lib/libcrossdev_*.so   the engine's shared libraries  RPATH $ORIGIN
 #   crossdev/matrices/              the built-in catalog, expectations, error patterns (util/data_dir.h)
@@ -33,6 +34,10 @@ install(TARGETS crossdev_yaml crossdev_manager LIBRARY DESTINATION ${CROSSDEV_PK
 if(TARGET crossdev_python)
   set_target_properties(crossdev_python PROPERTIES INSTALL_RPATH "$ORIGIN/lib;$ORIGIN/../torch/lib")
   install(TARGETS crossdev_python LIBRARY DESTINATION ${CROSSDEV_PKG} COMPONENT runtime)
+endif()
+if(TARGET crossdev_bench_python)  # crossdev._bench: only where the benchmarks are built
+  set_target_properties(crossdev_bench_python PROPERTIES INSTALL_RPATH "$ORIGIN/lib;$ORIGIN/../torch/lib")
+  install(TARGETS crossdev_bench_python LIBRARY DESTINATION ${CROSSDEV_PKG} COMPONENT runtime)
 endif()
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/crossdev/ DESTINATION ${CROSSDEV_PKG} COMPONENT runtime

@@ -4,9 +4,20 @@ import pytest
 
 @pytest.fixture(scope="module")
 def bench_module(crossdev_module):
-    if not hasattr(crossdev_module, "bench"):
+    try:
+        import crossdev.bench
+    except ImportError as e:
+        assert "built without the benchmarks" in str(e), e
         pytest.skip("crossdev was built without crossdev.bench (CROSSDEV_BUILD_BENCH=OFF)")
-    return crossdev_module.bench
+    return crossdev.bench
+
+
+def test_the_core_extension_does_not_carry_the_bench(crossdev_module, bench_module):
+    """crossdev.bench is its own module, crossdev._bench (python/CMakeLists.txt): the core extension binds
+    nothing of bench/, so a build without the benchmarks has the same core."""
+    import crossdev._crossdev as core
+    assert not hasattr(core, "bench")
+    assert bench_module.make_inputs.__module__.endswith("_bench"), bench_module.make_inputs.__module__
 
 
 def test_make_inputs_is_deterministic_and_sized(bench_module):

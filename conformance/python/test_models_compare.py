@@ -290,7 +290,7 @@ def test_a_bad_factory_is_a_factory_error_naming_it_and_the_python_error(models,
 
 
 def test_unknown_dtype_and_check_name_the_valid_choices(models):
-    with pytest.raises(ValueError, match="unknown dtype 'float33'; expected one of float32"):
+    with pytest.raises(ValueError, match="unknown dtype 'float33'; expected one of float16, bfloat16, float32, float64"):
         models.compare_model("crossdev_examples.dit:tiny_dit_block", devices=["sim"], dtypes=["float33"])
     with pytest.raises(ValueError, match="unknown check 'sideways'; expected one of forward, backward, train"):
         models.compare_model("crossdev_examples.dit:tiny_dit_block", devices=["sim"], checks=["sideways"])

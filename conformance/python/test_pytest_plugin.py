@@ -105,14 +105,14 @@ def test_xdist_runs_the_cases_in_workers_with_the_same_verdicts(tmp_path, cli):
 def write_ops_matrix(folder):
     """One ops row, four cases on the CPU; expectations: an xfail the mutant makes true, an xfail
     that passes (strict: fails), a skip, and a stale entry."""
-    (folder / "expectations").mkdir(parents=True)
+    (folder / "expectations" / "ops").mkdir(parents=True)
     (folder / "ops.yaml").write_text(textwrap.dedent("""\
         suite: ops
         cases:
           - {id: t.gelu, source: "test", intent: "expectations become markers", op: gelu_tanh,
              devices: [cpu], dtypes: [float32], shape_sets: [basic, odd_tail], impls: [fused, fallback]}
         """))
-    (folder / "expectations" / "cpu.yaml").write_text(textwrap.dedent("""\
+    (folder / "expectations" / "ops" / "cpu.yaml").write_text(textwrap.dedent("""\
         expectations:
           - {match: "t.gelu/cpu/float32/basic/fused", status: xfail, reason: "the mutant breaks the fused kernel"}
           - {match: "t.gelu/cpu/float32/basic/fallback", status: xfail, reason: "believed broken, is not"}

@@ -10,12 +10,11 @@ std::vector<std::unique_ptr<Suite>> builtin_suites() {
       make_ops_suite,       // matrices/ops.yaml: seed 000 op parity (fused / fallback / torchscript)
       make_manager_suite,   // matrices/manager.yaml: device managers, capabilities, memory, streams (seeds 001-004)
       make_errors_suite,    // matrices/errors.yaml: error classification and device_safe recovery (seed 003)
-      make_opinfo_suite,    // matrices/opinfo/*.yaml: torch's OpInfo database on a device vs the CPU (Python worker)
-      make_models_suite,    // matrices/models/*.yaml: a model on a device vs the CPU golden, culprit localised (Python worker)
-      make_claims_suite,    // matrices/claims.yaml: a seed's claims about a device's runtime, observed on it (Python worker)
   };
   std::vector<std::unique_ptr<Suite>> out;
   for (Factory make : kFactories) out.push_back(make());
+  // Then the suites defined in Python (opinfo, models, claims), one record each: python_suites.json.
+  for (auto& suite : make_python_suites()) out.push_back(std::move(suite));
   return out;
 }
 

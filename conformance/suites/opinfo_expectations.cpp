@@ -6,12 +6,20 @@
 #include <map>
 
 #include "device/device_kind.h"
-#include "suites/case_expectations.h"
+#include "runner/python_suite_table.h"
+#include "suites/expectation_files.h"
 
 namespace crossdev::conformance {
 namespace {
 
 constexpr const char* kSuite = "opinfo";
+
+// The segment of an opinfo case id that is its device kind (python_suites.json's case_id).
+std::size_t kind_segment() {
+  for (const auto& spec : python_suite_specs())
+    if (spec.name == kSuite) return spec.kind_segment;
+  return 0;
+}
 
 std::string real_path(const std::string& path) {
   char resolved[PATH_MAX];
@@ -35,37 +43,6 @@ bool folder_run_whole(const std::string& folder, const std::set<std::string>& wh
 
 }  // namespace
 
-std::string opinfo_expectations_path(const std::string& matrix_file, const std::string& kind) {
-  return (std::filesystem::path(matrix_file).parent_path() / "expectations" / "opinfo" / (kind + ".yaml")).string();
-}
-
-std::string opinfo_execution_of(const RunContext& ctx, const std::string& kind) {
-  const auto k = kind_from_name(kind);
-  if (!k) return "";
-  switch (ctx.host.provenance(*k)) {
-    case Provenance::Real: return "real";
-    case Provenance::Simulated: return "simulated";
-    default: return "";
-  }
-}
-
-std::string opinfo_kind_of_case(const std::string& row_id, const std::string& id) {
-  const std::string prefix = row_id + "/";
-  if (id.rfind(prefix, 0) != 0) return "";
-  const std::size_t op_end = id.find('/', prefix.size());
-  if (op_end == std::string::npos) return "";
-  const std::size_t kind_end = id.find('/', op_end + 1);
-  const std::string kind = id.substr(op_end + 1, kind_end == std::string::npos ? std::string::npos : kind_end - op_end - 1);
-  return kind.substr(0, kind.find('@'));
-}
-
-const parity::Expectation* opinfo_expectation_for(const Row& row, const RunContext& ctx, const std::string& id) {
-  const std::string kind = opinfo_kind_of_case(row.id(), id);
-  const std::string execution = kind.empty() ? "" : opinfo_execution_of(ctx, kind);
-  if (execution.empty()) return nullptr;
-  return cached_expectations(opinfo_expectations_path(row.file(), kind)).find(id, execution);
-}
-
 std::vector<StaleExpectation> opinfo_unmatched_expectations(const std::vector<MatrixFile>& run,
                                                             const std::set<std::string>& whole_files,
                                                             const std::vector<CaseResult>& results,
@@ -88,7 +65,7 @@ std::vector<StaleExpectation> opinfo_unmatched_expectations(const std::vector<Ma
     for (const CaseResult& r : results) {
       if (r.suite != kSuite || !row_ids.count(r.row_id)) continue;
       if (r.id == r.row_id) finished = false;  // a row-level result: the row did not run to its end
-      const std::string kind = opinfo_kind_of_case(r.row_id, r.id);
+      const std::string kind = kind_of_case(r.row_id, r.id, kind_segment());
       if (!kind.empty()) ids_by_kind[kind].push_back(r.id);
     }
     if (!finished) continue;
@@ -97,9 +74,9 @@ std::vector<StaleExpectation> opinfo_unmatched_expectations(const std::vector<Ma
       for (const Row& row : f->rows)
         for (const auto& kind : row.str_list("devices")) kinds.insert(kind);
     for (const std::string& kind : kinds) {
-      const std::string execution = opinfo_execution_of(ctx, kind);
+      const std::string execution = execution_of(ctx, kind);
       if (execution.empty()) continue;
-      const parity::ExpectationFile& file = cached_expectations(opinfo_expectations_path(files.front()->path, kind));
+      const parity::ExpectationFile& file = cached_expectations(expectations_path(files.front()->path, kSuite, kind));
       for (const parity::Expectation* e : file.stale(ids_by_kind[kind])) {
         if (!e->execution.empty() && e->execution != execution) continue;  // not this host's to judge
         stale.push_back({e->where(), e->match, parity::expected_status_name(e->status), e->reason, kind});

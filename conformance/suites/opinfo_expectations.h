@@ -1,7 +1,6 @@
 #pragma once
-// The opinfo suite's expectation files, <matrix folder>/expectations/opinfo/<kind>.yaml
-// (parity/expectations.h, docs/opinfo.md "Expectations"): which entry applies to a case on this
-// host, and which entries a run found stale.
+// The opinfo suite's stale expectations: which entries of <matrix folder>/expectations/opinfo/<kind>.yaml
+// (suites/expectation_files.h, docs/opinfo.md "Expectations") a run found matching no case.
 #include <set>
 #include <string>
 #include <vector>
@@ -13,18 +12,6 @@
 #include "runner/suite.h"
 
 namespace crossdev::conformance {
-
-std::string opinfo_expectations_path(const std::string& matrix_file, const std::string& kind);
-
-// "real" or "simulated" when the kind runs on this host, else "" (its cases are skipped unrun).
-std::string opinfo_execution_of(const RunContext& ctx, const std::string& kind);
-
-// The device kind of a case id "<row>/<op>/<kind>/<dtype>/<check>[/<variant>]" ("" if not one); the
-// CPU-capability axis's "cpu@avx2" is the kind cpu (its expectations are expectations/opinfo/cpu.yaml).
-std::string opinfo_kind_of_case(const std::string& row_id, const std::string& id);
-
-// The entry that applies to case `id` of `row` on this host, or nullptr.
-const parity::Expectation* opinfo_expectation_for(const Row& row, const RunContext& ctx, const std::string& id);
 
 // The entries that match no case of this run, judged only where the run covered their whole scope:
 //   - every matrix file (*.yaml, *.yml) of the expectation file's folder was run with all its rows

@@ -22,7 +22,7 @@
 //
 //   - {id: mylib.modulate, op: modulate, candidate: "mylib::fused_modulate", reference: "crossdev::modulate"}
 //
-// Expectations: <matrix folder>/expectations/<device kind>.yaml (parity/expectations.h).
+// Expectations: <matrix folder>/expectations/ops/<device kind>.yaml (suites/expectation_files.h).
 #include "suites/ops_suite.h"
 
 #include <c10/util/StringUtil.h>
@@ -42,7 +42,7 @@
 #include "parity/dispatcher_op.h"
 #include "util/dtype_names.h"
 #include "parity/expectations.h"
-#include "suites/case_expectations.h"
+#include "suites/expectation_files.h"
 #include "parity/op_parity.h"
 #include "runner/python_runtimes.h"
 #include "runner/run_context.h"
@@ -241,14 +241,18 @@ std::vector<CaseKey> expand(const Row& row, const OpsRow& r) {
   return keys;
 }
 
-std::string expectations_path(const std::string& matrix_file, DeviceKind kind) {
-  const std::filesystem::path folder = std::filesystem::path(matrix_file).parent_path();
-  return (folder / "expectations" / (std::string(kind_name(kind)) + ".yaml")).string();
-}
-
-// Expectation files are read once per process; their errors are YamlErrors (exit code 2).
+// Expectation files are read once per process; their errors are YamlErrors (exit code 2). An ops file
+// where the layout before <folder>/expectations/<suite>/<kind>.yaml kept it is refused, not ignored.
 const parity::ExpectationFile& expectations_for(const std::string& matrix_file, DeviceKind kind) {
-  return cached_expectations(expectations_path(matrix_file, kind));
+  const std::string path = expectations_path(matrix_file, "ops", kind_name(kind));
+  const std::filesystem::path old_path =
+      std::filesystem::path(matrix_file).parent_path() / "expectations" / (std::string(kind_name(kind)) + ".yaml");
+  std::error_code ec;
+  if (std::filesystem::exists(old_path, ec))
+    throw YamlError(SourceLocation{old_path.string(), 1},
+                    "the ops suite's expectations for " + std::string(kind_name(kind)) + " are read from " + path +
+                        " (every suite's: expectations/<suite>/<kind>.yaml); move this file there");
+  return cached_expectations(path);
 }
 
 void warn_stale_once(const std::string& matrix_file) {

@@ -15,7 +15,7 @@ namespace crossdev::conformance {
 std::vector<std::string> ops_case_ids(const Row& row);
 
 // "file:line: stale expectation 'glob' (xfail) matches no case of <matrix>" for every entry of
-// the matrix folder's expectations/<kind>.yaml files that matches none of the matrix's cases.
+// the matrix folder's expectations/ops/<kind>.yaml files that matches none of the matrix's cases.
 std::vector<std::string> stale_expectation_warnings(const MatrixFile& matrix);
 
 }  // namespace crossdev::conformance

@@ -1,23 +1,33 @@
 #include "util/dtype_names.h"
 
+#include <string>
+
+#include "util/dtype_names.inc"  // CROSSDEV_DTYPES, CROSSDEV_DTYPE_ALIASES: python/crossdev/dtypes.json
+
 namespace crossdev {
 namespace {
 
 struct DtypeName {
   const char* name;
   c10::ScalarType dtype;
+  bool floating;  // a floating dtype the op matrices and benchmarks cover
 };
-// Canonical names first (the reverse lookup takes the first match), then aliases.
-constexpr DtypeName kDtypeNames[] = {
-    {"float32", c10::ScalarType::Float},          {"float64", c10::ScalarType::Double},
-    {"float16", c10::ScalarType::Half},           {"bfloat16", c10::ScalarType::BFloat16},
-    {"complex64", c10::ScalarType::ComplexFloat}, {"complex128", c10::ScalarType::ComplexDouble},
-    {"int64", c10::ScalarType::Long},             {"int32", c10::ScalarType::Int},
-    {"int16", c10::ScalarType::Short},            {"int8", c10::ScalarType::Char},
-    {"uint8", c10::ScalarType::Byte},             {"bool", c10::ScalarType::Bool},
-    {"float", c10::ScalarType::Float},            {"double", c10::ScalarType::Double},
-    {"half", c10::ScalarType::Half},              {"long", c10::ScalarType::Long},
-};
+// Canonical names in the table's order, then the aliases (the reverse lookup takes the first match).
+#define CROSSDEV_DTYPE(name, type, floating) {name, c10::ScalarType::type, floating},
+#define CROSSDEV_DTYPE_ALIAS(name, type) {name, c10::ScalarType::type, false},
+constexpr DtypeName kDtypeNames[] = {CROSSDEV_DTYPES(CROSSDEV_DTYPE) CROSSDEV_DTYPE_ALIASES(CROSSDEV_DTYPE_ALIAS)};
+#undef CROSSDEV_DTYPE_ALIAS
+#define CROSSDEV_DTYPE_ALIAS(name, type) +1
+constexpr std::size_t kNumCanonical = std::size(kDtypeNames) - (0 CROSSDEV_DTYPE_ALIASES(CROSSDEV_DTYPE_ALIAS));
+#undef CROSSDEV_DTYPE_ALIAS
+#undef CROSSDEV_DTYPE
+
+std::string joined_names(bool floating_only) {
+  std::string out;
+  for (std::size_t i = 0; i < kNumCanonical; ++i)
+    if (!floating_only || kDtypeNames[i].floating) out += (out.empty() ? "" : ", ") + std::string(kDtypeNames[i].name);
+  return out;
+}
 
 }  // namespace
 
@@ -35,12 +45,14 @@ const char* dtype_name(c10::ScalarType dtype) noexcept {
 }
 
 const char* all_dtype_names() noexcept {
-  return "float32, float64, float16, bfloat16, complex64, complex128, int64, int32, int16, int8, uint8, bool";
+  static const std::string names = joined_names(false);
+  return names.c_str();
 }
 
 bool is_matrix_float_dtype(c10::ScalarType dtype) noexcept {
-  return dtype == c10::ScalarType::Half || dtype == c10::ScalarType::BFloat16 || dtype == c10::ScalarType::Float ||
-         dtype == c10::ScalarType::Double;
+  for (std::size_t i = 0; i < kNumCanonical; ++i)
+    if (kDtypeNames[i].dtype == dtype) return kDtypeNames[i].floating;
+  return false;
 }
 
 std::optional<c10::ScalarType> matrix_float_dtype_from_name(std::string_view name) noexcept {
@@ -49,6 +61,9 @@ std::optional<c10::ScalarType> matrix_float_dtype_from_name(std::string_view nam
   return dtype;
 }
 
-const char* matrix_float_dtype_names() noexcept { return "float16, bfloat16, float32, float64"; }
+const char* matrix_float_dtype_names() noexcept {
+  static const std::string names = joined_names(true);
+  return names.c_str();
+}
 
 }  // namespace crossdev

@@ -7,7 +7,6 @@ void bind_memory_stats(pybind11::module_& m);
 void bind_policy(pybind11::module_& m);
 void bind_parity(pybind11::module_& m);
 void bind_sim(pybind11::module_& m);
-void bind_bench(pybind11::module_& m);
 void bind_ops(pybind11::module_& m);
 void bind_op_calls(pybind11::module_& m);  // after bind_ops: adds to crossdev.ops
 void bind_manager(pybind11::module_& m);
@@ -20,7 +19,6 @@ PYBIND11_MODULE(_crossdev, m) {
   crossdev::python::bind_policy(m);
   crossdev::python::bind_parity(m);
   crossdev::python::bind_sim(m);
-  crossdev::python::bind_bench(m);
   crossdev::python::bind_ops(m);
   crossdev::python::bind_op_calls(m);
   crossdev::python::bind_manager(m);

@@ -14,14 +14,15 @@ import signal
 import sys
 import traceback
 
+from crossdev import python_suites
 from crossdev import runtimes as runtimes_table
 from crossdev.case_statuses import EXECUTIONS, STATUSES
 
-# Suites defined in Python: suite name -> module with check(request, out) and run(request, out).
-SUITES = {"opinfo": "crossdev.opinfo.suite", "models": "crossdev.models.suite", "claims": "crossdev.claims.suite"}
-# A suite whose `check` lives in a lighter module than its `run` (one that imports no torch): a check
-# request imports only that, and sets up no simulated backend (it runs no case).
-CHECK_MODULES = {"opinfo": "crossdev.opinfo.row_check", "claims": "crossdev.claims.suite"}
+# Suites defined in Python: their records in python_suites.json, each naming its run module (check(request,
+# out), run(request, out), and plan_cases(request, out) when planned_by is worker) and, where its `check` lives
+# in a lighter module that imports no torch, its check module: a check request imports only that, and sets
+# up no simulated backend (it runs no case).
+SUITES = python_suites.SUITES
 
 
 
@@ -160,18 +161,18 @@ def serve(request: dict, out: Protocol) -> None:
         out.fatal(f"unknown Python suite '{name}'; expected one of {', '.join(sorted(SUITES))}")
         return
     kind = request.get("request")
-    checking_only = kind == "check" and name in CHECK_MODULES
+    checking_only = kind == "check" and python_suites.check_module(name) is not None
     problem = prepare_process({**request, "simulated_kinds": []} if checking_only else request)
     if problem:
         out.fatal(problem)
         return
-    suite = importlib.import_module(CHECK_MODULES[name] if checking_only else SUITES[name])
+    suite = importlib.import_module(python_suites.check_module(name) if checking_only else python_suites.run_module(name))
     if kind == "check":
         suite.check(request, out)
     elif kind == "run":
         suite.run(request, out)
     elif kind == "plan":
-        if not hasattr(suite, "plan_cases"):  # its engine shim plans it (suites/claims_suite.cpp)
+        if SUITES[name]["planned_by"] != "worker":  # the engine plans it (python_suites.json planned_by)
             out.fatal(f"suite '{name}' is planned by the engine, not by the worker")
             return
         suite.plan_cases(request, out)

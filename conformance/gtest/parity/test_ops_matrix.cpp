@@ -69,10 +69,10 @@ TEST(OpsMatrixFile, CoversEveryOpAndHasNoStaleExpectations) {
 
 // ---- the suite on scratch matrices ---------------------------------------------------------
 
-// A throwaway matrix folder: ops.yaml plus expectations/<kind>.yaml files (scratch_dir.h: removed with nftw).
+// A throwaway matrix folder: ops.yaml plus expectations/ops/<kind>.yaml files (scratch_dir.h: removed with nftw).
 class ScratchMatrix {
  public:
-  ScratchMatrix() : dir_(name()) { std::filesystem::create_directories(dir_ / "expectations"); }
+  ScratchMatrix() : dir_(name()) { std::filesystem::create_directories(dir_ / "expectations" / "ops"); }
   std::string write(const std::string& relative, const std::string& text) const {
     const auto path = dir_ / relative;
     std::ofstream(path) << text;
@@ -147,19 +147,19 @@ TEST(OpsSuite, DevicesTheHostLacksAreSkippedAndNotRun) {
 
 TEST(OpsSuite, XfailExpectationTurnsAPassIntoAGatingXpass) {
   ScratchMatrix m;
-  m.write("expectations/cpu.yaml",
+  m.write("expectations/ops/cpu.yaml",
           "expectations:\n  - {match: \"t.modulate/cpu/*/fused\", status: xfail, reason: \"known bad\"}\n");
   const auto results = run_file(m.matrix(kSmallRow), cpu_only_host());
   const CaseResult& fused = find_case(results, "t.modulate/cpu/float32/basic/fused");
   EXPECT_EQ(fused.status, Status::XPass) << fused.message;
   EXPECT_TRUE(conformance::status_gates(fused.status));
-  EXPECT_NE(fused.message.find("expectations/cpu.yaml:2"), std::string::npos) << fused.message;
+  EXPECT_NE(fused.message.find("expectations/ops/cpu.yaml:2"), std::string::npos) << fused.message;
   EXPECT_EQ(find_case(results, "t.modulate/cpu/float32/basic/fallback").status, Status::Pass);
 }
 
 TEST(OpsSuite, XfailExpectationAbsorbsARealFailure) {
   ScratchMatrix m;
-  m.write("expectations/cpu.yaml",
+  m.write("expectations/ops/cpu.yaml",
           "expectations:\n  - {match: \"t.modulate/cpu/*/fused\", status: xfail, reason: \"known bad\"}\n");
   struct MutantScope {  // restored even if the run throws, so the mutant never leaks into other tests
     MutantScope() { mutants::set_active_mutant("modulate.wrong_broadcast_axis"); }
@@ -176,7 +176,7 @@ TEST(OpsSuite, XfailExpectationAbsorbsARealFailure) {
 
 TEST(OpsSuite, SkipExpectationDoesNotRun) {
   ScratchMatrix m;
-  m.write("expectations/cpu.yaml", "expectations:\n  - {match: \"*/fallback\", status: skip, reason: \"too slow here\"}\n");
+  m.write("expectations/ops/cpu.yaml", "expectations:\n  - {match: \"*/fallback\", status: skip, reason: \"too slow here\"}\n");
   const auto results = run_file(m.matrix(kSmallRow), cpu_only_host());
   const CaseResult& fallback = find_case(results, "t.modulate/cpu/float32/basic/fallback");
   EXPECT_EQ(fallback.status, Status::Skip);
@@ -186,17 +186,17 @@ TEST(OpsSuite, SkipExpectationDoesNotRun) {
 
 TEST(OpsSuite, StaleExpectationsAreReported) {
   ScratchMatrix m;
-  m.write("expectations/cpu.yaml",
+  m.write("expectations/ops/cpu.yaml",
           "expectations:\n"
           "  - {match: \"t.modulate/cpu/*/fused\", status: xfail, reason: used}\n"
           "  - {match: \"t.renamed/*\", status: xfail, reason: stale}\n");
-  m.write("expectations/cuda.yaml", "expectations:\n  - {match: \"t.modulate/cuda/*\", status: skip, reason: no row lists cuda}\n");
+  m.write("expectations/ops/cuda.yaml", "expectations:\n  - {match: \"t.modulate/cuda/*\", status: skip, reason: no row lists cuda}\n");
   const std::string path = m.matrix(kSmallRow);
   const auto matrix = conformance::load_matrix_file(path, &conformance::schema_for_suite);
   const auto warnings = conformance::stale_expectation_warnings(matrix);
   ASSERT_EQ(warnings.size(), 2u);
-  EXPECT_NE(warnings[0].find("expectations/cpu.yaml:3: stale expectation 't.renamed/*'"), std::string::npos) << warnings[0];
-  EXPECT_NE(warnings[1].find("expectations/cuda.yaml:2"), std::string::npos) << warnings[1];
+  EXPECT_NE(warnings[0].find("expectations/ops/cpu.yaml:3: stale expectation 't.renamed/*'"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[1].find("expectations/ops/cuda.yaml:2"), std::string::npos) << warnings[1];
 }
 
 struct BadRow {
@@ -248,7 +248,7 @@ INSTANTIATE_TEST_SUITE_P(BadRows, OpsSuiteRejects, ::testing::ValuesIn(kBadRows)
 
 TEST(OpsSuite, ExpectationFileErrorsSurfaceAtLoadWithFileLine) {
   ScratchMatrix m;
-  const std::string expectations = m.write("expectations/cpu.yaml", "expectations:\n  - {match: x, status: maybe, reason: r}\n");
+  const std::string expectations = m.write("expectations/ops/cpu.yaml", "expectations:\n  - {match: x, status: maybe, reason: r}\n");
   try {
     conformance::load_catalog(m.matrix(kSmallRow));
     FAIL() << "accepted a bad expectations file";
@@ -256,6 +256,19 @@ TEST(OpsSuite, ExpectationFileErrorsSurfaceAtLoadWithFileLine) {
     EXPECT_EQ(e.where().file, expectations);
     EXPECT_EQ(e.where().line, 2);
     EXPECT_NE(std::string(e.what()).find("expected xfail or skip"), std::string::npos) << e.what();
+  }
+}
+
+TEST(OpsSuite, AnExpectationFileInTheOldLayoutIsRefusedNamingTheNewPlace) {
+  ScratchMatrix m;  // before one layout for every suite, the ops suite's files were expectations/<kind>.yaml
+  const std::string old_file = m.write("expectations/cpu.yaml", "expectations:\n  - {match: x, status: skip, reason: r}\n");
+  try {
+    conformance::load_catalog(m.matrix(kSmallRow));
+    FAIL() << "an ops expectation file where nothing reads it any more was accepted";
+  } catch (const YamlError& e) {
+    EXPECT_EQ(e.where().file, old_file);
+    EXPECT_NE(std::string(e.what()).find("expectations/ops/cpu.yaml"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("move this file there"), std::string::npos) << e.what();
   }
 }
 

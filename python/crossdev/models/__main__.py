@@ -11,17 +11,25 @@ import json
 import os
 import sys
 
+from crossdev import dtypes, python_suites
 from crossdev.numerics import DEFAULT_MODE, MODES
+
+# torch-free, for the options: the models suite's record (python_suites.json) and the dtype table
+DTYPES = dtypes.FLOATING_NAMES
+CHECKS = python_suites.choices("models", "checks")
+DEFAULT_CHECKS = python_suites.default("models", "checks")
+SEED_POLICIES = python_suites.choices("models", "seed_policy")
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m crossdev.models", description=__doc__.splitlines()[0])
     parser.add_argument("factory", help="module:callable returning (model, inputs), e.g. crossdev_examples.dit:tiny_dit_block")
     parser.add_argument("--device", action="append", required=True, help="a device to compare with the CPU (repeatable): sim, cuda, ...")
-    parser.add_argument("--dtype", action="append", help="float32 (default), float16, bfloat16, float64 (repeatable)")
-    parser.add_argument("--check", action="append", help="forward, backward (default: both), train (repeatable)")
+    parser.add_argument("--dtype", action="append", choices=DTYPES, help="float32 (default) or another (repeatable)")
+    parser.add_argument("--check", action="append", choices=CHECKS,
+                        help=f"{', '.join(CHECKS)} (default: {', '.join(DEFAULT_CHECKS)}; repeatable)")
     parser.add_argument("--steps", type=int, help="optimizer steps of the train check (default: the factory's, else 5)")
-    parser.add_argument("--seed-policy", choices=["none", "same_mask"],
+    parser.add_argument("--seed-policy", choices=SEED_POLICIES,
                         help="a random forward (dropout in train mode): none refuses it, same_mask replays the CPU's masks")
     parser.add_argument("--recover", action="store_true",
                         help="apply a classified device error's recovery to the op that raised and run again")
@@ -35,7 +43,7 @@ def main(argv=None) -> int:
 
     import torch
 
-    from . import DEFAULT_CHECKS, FactoryError, compare_model
+    from . import FactoryError, compare_model
     sys.path[:0] = args.import_path
     if any(d.split(":")[0] == "sim" for d in args.device):
         import crossdev

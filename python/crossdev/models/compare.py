@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from crossdev import float64_rule, numerics
+from crossdev import dtypes, float64_rule, numerics, python_suites
 
 from . import depth, errors, localise, randomness
 from .capture import CallRecorder
@@ -17,10 +17,11 @@ from .recovery import OpRecovery, applicable
 from .result import CheckOutcome, DeviceResult, ModelComparison
 from .tolerance import judge, judge_all
 
-CHECKS = ("forward", "backward", "train")
-DEFAULT_CHECKS = ("forward", "backward")
-DEFAULT_STEPS = 5
-DTYPES = ("float32", "float16", "bfloat16", "float64")
+# The models rows' checks and defaults: the suite's record in python_suites.json (the engine's too).
+CHECKS = python_suites.choices("models", "checks")
+DEFAULT_CHECKS = python_suites.default("models", "checks")
+DEFAULT_STEPS = python_suites.default("models", "steps")
+DTYPES = dtypes.FLOATING_NAMES  # crossdev/dtypes.json's floating ones
 GRAD_OUTPUT_SEED = 0
 
 

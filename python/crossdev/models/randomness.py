@@ -13,9 +13,11 @@ import contextlib
 
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from crossdev import python_suites
+
 from .ops import draws_random
 
-SEED_POLICIES = ("none", "same_mask")
+SEED_POLICIES = python_suites.choices("models", "seed_policy")  # python_suites.json: the engine checks them too
 MASK_SEED = 0
 REPLAYED = ("aten::bernoulli", "aten::bernoulli_", "aten::native_dropout")
 

@@ -4,20 +4,24 @@ are known)? It imports no torch while op_db's names are cached (op_names.py), so
 torch import (its run worker's), not two; python/crossdev/worker.py sends `check` requests here."""
 from __future__ import annotations
 
-from crossdev import numerics
+from crossdev import dtypes, numerics, python_suites
 
 from . import cpu_capability, cross_machine, op_names, row_tolerance, selection
 
-CHECKS = ("forward", "backward")
-VARIANTS = ("function", "inplace", "out", "compile")  # the OpInfo's forms; compile: torch.compile vs eager
-DEFAULT_MAX_SAMPLES = 16  # a row's `max_samples` when it names none (docs/opinfo.md's key table)
+# The row keys' choices and defaults: the suite's record in python_suites.json (the engine's too).
+CHECKS = python_suites.choices("opinfo", "checks")
+VARIANTS = python_suites.choices("opinfo", "variants")  # the OpInfo's forms; compile: torch.compile vs eager
+DEFAULT_CHECKS = python_suites.default("opinfo", "checks")
+DEFAULT_VARIANTS = python_suites.default("opinfo", "variants")
+DEFAULT_MAX_SAMPLES = python_suites.default("opinfo", "max_samples")
 
 
 def max_samples(row) -> int:
     """At most this many of op_db's samples per case: the row's `max_samples`, else DEFAULT_MAX_SAMPLES."""
     return row.get("max_samples", DEFAULT_MAX_SAMPLES)
-DTYPE_NAMES = ("float32", "float16", "bfloat16", "float64", "complex64", "complex128",
-               "int8", "int16", "int32", "int64", "uint8", "bool")
+
+
+DTYPE_NAMES = dtypes.NAMES  # crossdev/dtypes.json, the engine's table too
 
 def _op_db_or_fatal(out):
     try:

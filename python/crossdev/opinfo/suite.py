@@ -44,7 +44,8 @@ def plan(op_db, row, shard=(1, 1)) -> list:
            if in_shard(selection.full_name(op), shard)]
     return [(op, selection.full_name(op), kind, dtype, check, variant)
             for op in ops for kind in (cpu_capability.case_kinds(row) or row["devices"]) for dtype in row["dtypes"]
-            for variant in row.get("variants", ["function"]) for check in row.get("checks", ["forward"])]
+            for variant in row.get("variants", list(row_check.DEFAULT_VARIANTS))
+            for check in row.get("checks", list(row_check.DEFAULT_CHECKS))]
 
 
 def _supported(op, device_type, dtype, check) -> str | None:

@@ -1,19 +1,17 @@
-// crossdev.bench: the benchmark model for Python (the torch.compile peer, bench/python/).
-// Present only when the module links crossdev_bench_model (CROSSDEV_BUILD_BENCH=ON); it carries
-// CROSSDEV_HAVE_BENCH_MODEL as an interface definition, so this file needs no other switch.
+// `crossdev._bench`: the benchmark inputs and memory-traffic model of crossdev_bench for Python (the
+// torch.compile peer, bench/python/), a module of its own, built with the benchmarks
+// (CROSSDEV_BUILD_BENCH=ON; python/CMakeLists.txt), so the core extension `crossdev._crossdev` does not
+// depend on bench/. Python reaches it as `crossdev.bench` (python/crossdev/bench.py).
 #include <torch/extension.h>
 
-#ifdef CROSSDEV_HAVE_BENCH_MODEL
 #include "model/sized_inputs.h"
 #include "model/traffic_model.h"
 #include "spec/bench_values.h"
-#endif
+#include "util/dtype_names.h"
 
 namespace py = pybind11;
 
 namespace crossdev::python {
-
-#ifdef CROSSDEV_HAVE_BENCH_MODEL
 namespace {
 
 at::ScalarType dtype_arg(const std::string& name) {
@@ -28,11 +26,7 @@ const ops::OpSpec& op_arg(const std::string& name) {
   return *op;
 }
 
-}  // namespace
-
-void bind_bench(py::module_& m) {
-  py::module_ bench = m.def_submodule("bench", "benchmark inputs and the memory-traffic model of crossdev_bench");
-
+void bind_bench(py::module_& bench) {
   bench.def("layouts", [] {
     py::list out;
     for (const auto& layout : bench::bench_layouts()) {
@@ -84,10 +78,10 @@ void bind_bench(py::module_& m) {
       "(bytes, elements) of one call under the compulsory-traffic model (bench/model/traffic_model.h)");
 }
 
-#else
-
-void bind_bench(py::module_&) {}  // built without the bench (CROSSDEV_BUILD_BENCH=OFF)
-
-#endif
-
+}  // namespace
 }  // namespace crossdev::python
+
+PYBIND11_MODULE(_bench, m) {
+  m.doc() = "benchmark inputs and the memory-traffic model of crossdev_bench (crossdev.bench)";
+  crossdev::python::bind_bench(m);
+}

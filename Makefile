@@ -66,7 +66,7 @@ PYTEST := PATH=$(abspath $(VENV))/bin:$$PATH CROSSDEV_BUILD_DIR=$(abspath $(BUIL
           -n $(JOBS) --dist loadfile
 
 pytest: setup-test install
-	$(PYTEST) conformance -q -p no:cacheprovider
+	$(PYTEST) tests -q -p no:cacheprovider
 
 # Both runners always run; the target fails if either failed, after both closing lines are printed. The
 # catalog-wide ctest (label catalog) runs once, inside pytest: test_pytest_plugin_verdicts.py runs the same
@@ -75,7 +75,7 @@ test: setup-test install
 	@rc=0; \
 	echo "== ctest =="; ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE catalog > $(BUILD)/ctest.log 2>&1 || rc=1; \
 	grep -E "tests passed|tests failed|Failed|\*\*\*|Total Test time" $(BUILD)/ctest.log | tail -n 60; \
-	echo "== pytest =="; $(PYTEST) conformance -q -p no:cacheprovider --durations=15 || rc=1; \
+	echo "== pytest =="; $(PYTEST) tests -q -p no:cacheprovider --durations=15 || rc=1; \
 	echo "== closing lines =="; grep -E "tests passed|tests failed" $(BUILD)/ctest.log | tail -n 1; \
 	exit $$rc
 

@@ -60,7 +60,7 @@ pack() {
   { cat "$W/machine.txt" 2>/dev/null; echo "== timeline"; cat "$W/timeline.txt"
     echo "== build"; grep -E "error|FAILED" "$W/build.log" 2>/dev/null | head -20; tail -3 "$W/build.log" 2>/dev/null
     echo "== test"; grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)|\*\*\*Exception|SEGFAULT" "$BUILD/ctest.log" 2>/dev/null | tail -30
-    grep -E "^(FAILED|ERROR) | (FAILED|ERROR) conformance|[0-9]+ (passed|failed)" "$W/test.log" 2>/dev/null | tail -60
+    grep -E "^(FAILED|ERROR) | (FAILED|ERROR) tests|[0-9]+ (passed|failed)" "$W/test.log" 2>/dev/null | tail -60
     echo "== report"; tail -15 "$W/report.log" 2>/dev/null; cat "$W/report/summary.md" 2>/dev/null
     echo "== peers"; tail -5 "$W/peers.log" 2>/dev/null; } > "$FINAL_OUT/summary.txt" 2>&1
   cp "$BUILD/ctest.log" "$W/" 2>/dev/null
@@ -157,7 +157,7 @@ except Exception as e:
     | grep -E "_ZNSt|_ZNKSt|_ZSt|_ZTISt|_ZTVSt" | sed -E 's/^ *[0-9]+: *//' | sort -u | head -60 >> "$W/diagnose.txt"
   rm -f "$W"/bindings.*
   echo "=== the crashing files, libstdc++ preloaded" >> "$W/diagnose.txt"
-  ( cd conformance/python && LD_PRELOAD="$stdcxx" CROSSDEV_BUILD_DIR="$PWD/../../$BUILD" bounded 60 40 python3 -m pytest -q \
+  ( cd tests/python && LD_PRELOAD="$stdcxx" CROSSDEV_BUILD_DIR="$PWD/../../$BUILD" bounded 60 40 python3 -m pytest -q \
       -p no:cacheprovider -n 8 --dist load test_manager_errors.py test_manager_api.py test_ops_out_and_errors.py \
       test_dropout_generator.py 2>&1 | grep -E "^(FAILED|ERROR)|passed|failed|node down" | tail -30 ) >> "$W/diagnose.txt"
   say "diagnose: pytest with the preload done"
@@ -178,7 +178,7 @@ run_smoke() {
   bounded 60 20 ctest --test-dir "$BUILD" -R "ErrorClassifier|DeviceSafe|MatrixLoader" -j "$JOBS" --output-on-failure \
     > "$W/smoke.log" 2>&1
   say "smoke ctest rc=$?; $(grep -E 'tests passed|tests failed' "$W/smoke.log" | tail -1)"
-  ( cd conformance/python && CROSSDEV_BUILD_DIR="$PWD/../../$BUILD" bounded 200 5 python3 -m pytest -vv -rfE \
+  ( cd tests/python && CROSSDEV_BUILD_DIR="$PWD/../../$BUILD" bounded 200 5 python3 -m pytest -vv -rfE \
       -p no:cacheprovider -n "$JOBS" --dist loadfile test_manager_errors.py test_manager_api.py test_ops_out_and_errors.py \
       test_dropout_generator.py test_library_binding.py test_sim_registration_sites.py test_double_backward.py \
       test_opcheck.py ) >> "$W/smoke.log" 2>&1

@@ -9,7 +9,7 @@
 // (extern template below): the per-capability copies of the CPU kernels (ops/cpu/dispatch.h)
 // include this header through op_spec.h, and an inline member would otherwise be compiled into
 // each copy under that copy's instruction set, one weak symbol shared by all of them
-// (conformance/gtest/ops/check_capability_symbols.py refuses that).
+// (tests/gtest/ops/check_capability_symbols.py refuses that).
 #include <ATen/core/Tensor.h>
 #include <c10/util/SmallVector.h>
 

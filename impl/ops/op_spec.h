@@ -145,7 +145,7 @@ const OpSpec* find_op(std::string_view name);  // nullptr if unknown
 // device kind supports it (not MPS).
 std::vector<at::ScalarType> dtypes_for_device(c10::Device device);
 
-// Mutation testing lives outside the production library: conformance/mutants registers broken
+// Mutation testing lives outside the production library: tests/mutants registers broken
 // kernels over the CPU ones through the dispatcher, only when a mutant is requested.
 
 }  // namespace crossdev::ops

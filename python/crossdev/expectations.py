@@ -12,7 +12,7 @@ For every opinfo case of the bundles (bundle.json or a bundle set from `crossdev
     (or of an op and dtype) failed with one class, one glob entry stands for all of them;
   - an entry that now passes (its cases are `xpass`, none `xfail`) is removed;
   - an entry a bundle lists as stale (`stale_expectations`: the engine found it matches no case of a
-    run that ran every row it could match, conformance/suites/opinfo_expectations.h) is removed, and so
+    run that ran every row it could match, engine/suites/opinfo_expectations.h) is removed, and so
     is one that all N shards of a sharded run list as unmatched (crossdev.report.shards folds them);
   - a `harness` error (crossdev.harness_error: crossdev's own code failed, not the device) is never
     accepted: it is listed as crossdev's bug to fix, and the command exits 2 after writing the rest;

@@ -92,7 +92,7 @@ def _die_with_parent() -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):
         pass
-    parent = os.environ.get("CROSSDEV_PARENT_PID")  # the engine's one variable (runner/child_environment.h)
+    parent = os.environ.get("CROSSDEV_PARENT_PID")  # the engine's one variable (runner/child_process.h)
     if parent and str(os.getppid()) != parent:
         os._exit(2)
 

@@ -19,7 +19,7 @@
 // strong definitions, one per copy, with no dynamic initializer, so loading the library runs no
 // code compiled for a wider instruction set. fused_cpu / fused_backward_cpu and the table of
 // entries they read are defined once, by the DEFAULT copy (baseline flags).
-// conformance/gtest/ops/check_capability_symbols.py checks it.
+// tests/gtest/ops/check_capability_symbols.py checks it.
 //
 // CROSSDEV_CPU_HAVE_AVX2 / CROSSDEV_CPU_HAVE_AVX512: set on the copies by impl/ops/CMakeLists.txt
 // when that copy is built, as ATen's HAVE_AVX2_CPU_DEFINITION; an entry not built is never referenced.

@@ -27,7 +27,7 @@
 #      binds to it, and its own references to it (data too: vtables, typeinfo) never leave the library;
 #   3. symbolic_functions (SHARED and MODULE): -Bsymbolic-functions: calls to the functions it defines
 #      never go through another library's copy.
-# tests/python/test_library_binding.py checks all three on the built libraries and executables, and
+# tests/python/packaging/test_library_binding.py checks all three on the built libraries and executables, and
 # that none of them carries a copy of libstdc++'s runtime.
 # CROSSDEV_LINK_RULES names the rules applied (all three by default); a subset relinks without the others,
 # which is how ci/gpu/run.sh's link-rules phase tells on a host which rule a crash depends on.

@@ -158,8 +158,8 @@ except Exception as e:
   rm -f "$W"/bindings.*
   echo "=== the crashing files, libstdc++ preloaded" >> "$W/diagnose.txt"
   ( cd tests/python && LD_PRELOAD="$stdcxx" CROSSDEV_BUILD_DIR="$PWD/../../$BUILD" bounded 60 40 python3 -m pytest -q \
-      -p no:cacheprovider -n 8 --dist load test_manager_errors.py test_manager_api.py test_ops_out_and_errors.py \
-      test_dropout_generator.py 2>&1 | grep -E "^(FAILED|ERROR)|passed|failed|node down" | tail -30 ) >> "$W/diagnose.txt"
+      -p no:cacheprovider -n 8 --dist load manager/test_manager_errors.py manager/test_manager_api.py ops/test_ops_out_and_errors.py \
+      ops/test_dropout_generator.py 2>&1 | grep -E "^(FAILED|ERROR)|passed|failed|node down" | tail -30 ) >> "$W/diagnose.txt"
   say "diagnose: pytest with the preload done"
   echo "=== cuda-gdb backtraces" >> "$W/diagnose.txt"
   for s in "${snippets[0]}" "${snippets[2]}"; do
@@ -179,9 +179,9 @@ run_smoke() {
     > "$W/smoke.log" 2>&1
   say "smoke ctest rc=$?; $(grep -E 'tests passed|tests failed' "$W/smoke.log" | tail -1)"
   ( cd tests/python && CROSSDEV_BUILD_DIR="$PWD/../../$BUILD" bounded 200 5 python3 -m pytest -vv -rfE \
-      -p no:cacheprovider -n "$JOBS" --dist loadfile test_manager_errors.py test_manager_api.py test_ops_out_and_errors.py \
-      test_dropout_generator.py test_library_binding.py test_sim_registration_sites.py test_double_backward.py \
-      test_opcheck.py ) >> "$W/smoke.log" 2>&1
+      -p no:cacheprovider -n "$JOBS" --dist loadfile manager/test_manager_errors.py manager/test_manager_api.py ops/test_ops_out_and_errors.py \
+      ops/test_dropout_generator.py packaging/test_library_binding.py sim/test_sim_registration_sites.py ops/test_double_backward.py \
+      ops/test_opcheck.py ) >> "$W/smoke.log" 2>&1
   local rc=$?
   say "smoke pytest rc=$rc; $(grep -E '[0-9]+ (passed|failed)' "$W/smoke.log" | tail -1)"
   grep -E " (FAILED|ERROR) |^(FAILED|ERROR) " "$W/smoke.log" | cut -c1-300 | head -40 > "$FINAL_OUT/smoke_failures.txt"

@@ -29,7 +29,7 @@
 #include "parity/expectations.h"
 #include "runner/bundle_writer.h"
 #include "runner/catalog.h"
-#include "runner/child_environment.h"
+#include "runner/child_process.h"
 #include "runner/interrupt.h"
 #include "runner/isolated_runner.h"
 #include "runner/python_runtimes.h"
@@ -95,7 +95,7 @@ std::uintmax_t parse_bytes(const char* option, const std::string& text) {
   return v * unit;
 }
 
-// A worker must not outlive the `crossdev run` that started it (runner/child_environment.h).
+// A worker must not outlive the `crossdev run` that started it (runner/child_process.h).
 void bind_worker_to_parent() { conformance::die_with_parent(kExitBadInput); }
 
 // --import DIR (repeatable): directories the Python workers put first on sys.path, so a models

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,7 +11,7 @@
 #include <cstring>
 
 #include "runner/case_codec.h"
-#include "runner/child_environment.h"
+#include "runner/child_process.h"
 #include "runner/interrupt.h"
 
 
@@ -33,34 +32,15 @@ struct Worker {
 Worker spawn_worker(const IsolationOptions& opt, const MatrixFile& file, std::size_t start_row) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  std::vector<std::string> args = {opt.executable, "run", "--worker", "--matrix", file.path, "--start-row",
-                                   std::to_string(start_row)};
-  args.insert(args.end(), opt.extra_args.begin(), opt.extra_args.end());
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  // Close the read end first: it may itself be fd 3, the slot the write end is moved to.
-  posix_spawn_file_actions_addclose(&actions, fds[0]);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], kWorkerFd);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t defaults, none;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  std::vector<std::string> env = child_environment();  // CROSSDEV_PARENT_PID: this process, in the child only
-  std::vector<char*> envp = envp_of(env);
+  ChildSpec spec;
+  spec.argv = {opt.executable, "run", "--worker", "--matrix", file.path, "--start-row", std::to_string(start_row)};
+  spec.argv.insert(spec.argv.end(), opt.extra_args.begin(), opt.extra_args.end());
+  spec.env = child_environment();  // CROSSDEV_PARENT_PID: this process, in the child only
+  spec.close_first = {fds[0]};      // the read end first: it may itself be fd 3, the slot the write end is moved to
+  spec.dup2s = {{fds[1], kWorkerFd}};
+  spec.own_group = true;
   Worker w;
-  const int rc = posix_spawn(&w.pid, opt.executable.c_str(), &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  const int rc = spawn_child(spec, &w.pid);
   ::close(fds[1]);
   if (rc != 0) {
     ::close(fds[0]);

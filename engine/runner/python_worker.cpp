@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,7 +15,7 @@
 #include <vector>
 
 #include "device/device_kind.h"
-#include "runner/child_environment.h"
+#include "runner/child_process.h"
 #include "runner/interrupt.h"
 #include "runner/python_runtimes.h"
 
@@ -37,7 +36,7 @@ std::string package_parent_dir() {
   return "";
 }
 
-// This process's environment with this engine's package first on PYTHONPATH (child_environment.h).
+// This process's environment with this engine's package first on PYTHONPATH (child_process.h).
 std::vector<std::string> python_child_environment() {
   std::string pythonpath = package_parent_dir();
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += (pythonpath.empty() ? "" : ":") + std::string(old);
@@ -82,30 +81,12 @@ PythonWorker::PythonWorker() {
   if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   const std::string python = python_interpreter();
-  std::vector<std::string> args = {python, "-m", "crossdev.worker"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env_strings = python_child_environment();
-  std::vector<char*> envp = envp_of(env_strings);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t defaults, none;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  sigaddset(&defaults, SIGPIPE);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  const int rc = posix_spawnp(&pid_, python.c_str(), &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  ChildSpec spec;
+  spec.argv = {python, "-m", "crossdev.worker"};
+  spec.env = python_child_environment();
+  spec.dup2s = {{in[0], 0}, {out[1], 1}};
+  spec.search_path = true;  // in this process's group: a kill of an isolation worker's group takes it too
+  const int rc = spawn_child(spec, &pid_);
   ::close(in[0]);
   ::close(out[1]);
   if (rc != 0) {

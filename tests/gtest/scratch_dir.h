@@ -3,7 +3,7 @@
 // Removal uses nftw(3), never std::filesystem::remove_all: LibTorch's pip builds export their own
 // copies of the std::filesystem functions (142 symbols in libtorch_cpu.so), the dynamic linker can bind
 // a test's call to them, and torch 2.11+cu130's remove_all crashed that way on Ubuntu 24.04 (a call
-// through a null pointer, seen on an H100 host). tests/python/test_no_filesystem_remove_all.py
+// through a null pointer, seen on an H100 host). tests/python/source_rules/test_no_filesystem_remove_all.py
 // keeps remove_all out of the sources.
 #pragma once
 

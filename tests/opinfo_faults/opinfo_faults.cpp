@@ -1,5 +1,5 @@
 // Test-only ATen kernels for the sim device (PrivateUse1), loaded with `--load-library` by
-// tests/python/test_opinfo_suite.py; every other op keeps the sim backend's own kernels:
+// tests/python/opinfo/test_opinfo_suite.py; every other op keeps the sim backend's own kernels:
 //   - aten::tan dies with SIGSEGV, as a segfaulting kernel of a backend under test would: an
 //     opinfo row over tan and tanh (glob "tan*") shows one `crash` case and the rest still run;
 //   - aten::tanh_ (in-place) is off by one part in 256, while the functional aten::tanh and

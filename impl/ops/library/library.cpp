@@ -12,7 +12,7 @@ namespace crossdev::ops::library {
 
 void define_schemas(torch::Library& m, const OpDefinition& definition) {
   // pt2_compliant_tag: the overload passes torch.library.opcheck on every device
-  // (tests/python/test_opcheck.py, which also checks that the tags are exactly these).
+  // (tests/python/ops/test_opcheck.py, which also checks that the tags are exactly these).
   const std::vector<at::Tag> compliant = {at::Tag::pt2_compliant_tag};
   const std::vector<at::Tag> none;
   const bool random = has_training_mode(definition);  // op_schemas.h: what fails opcheck in training mode

@@ -4,7 +4,7 @@
 // that of the best copy this host runs (on an AVX512 host: the DEFAULT and AVX2 copies against
 // the AVX512 one), for every op x shape set (but `large`) x dtype. The backward is driven with an
 // expanded (stride-0) grad_out, what `out.sum().backward()` passes, so the row kernels' strided
-// reads are exercised too. tests/python/test_cpu_capability.py does the same through
+// reads are exercised too. tests/python/opinfo/test_cpu_capability.py does the same through
 // CROSSDEV_CPU_CAPABILITY; check_capability_symbols.py checks that the copies share no code.
 #include "ops/cpu/capability.h"
 #include "ops/cpu/dispatch.h"

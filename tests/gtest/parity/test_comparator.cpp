@@ -1,6 +1,6 @@
 // The comparator against hand-derived verdicts and metrics. Verdict parity with
 // torch.testing.assert_close on thousands of random pairs is proven by
-// tests/python/test_parity_assert_close.py; these cases pin the semantics in C++.
+// tests/python/ops/test_parity_assert_close.py; these cases pin the semantics in C++.
 #include <cmath>
 #include <limits>
 

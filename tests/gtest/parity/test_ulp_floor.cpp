@@ -4,7 +4,7 @@
 // bfloat16 value and on every binade of float32 and float64, at the default tolerances and at
 // the extremes the proof allows; the same data under the unfloored figure must break it, or the
 // data would not be exercising the floor. numpy checks the figure independently
-// (tests/python/test_parity_ulp_floor.py).
+// (tests/python/ops/test_parity_ulp_floor.py).
 #include <cmath>
 #include <limits>
 #include <string>

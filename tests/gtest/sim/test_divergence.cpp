@@ -1,6 +1,6 @@
 // The divergence switch (divergence_switch.h, diverging_ops.h): its grammar, and the sim generator's own
 // random stream with the switch on (same seed, other numbers than the CPU; reproducible, seedable).
-// The ops' differences are tested from Python (tests/python/test_sim_diverge.py).
+// The ops' differences are tested from Python (tests/python/sim/test_sim_diverge.py).
 #include "sim_test_support.h"
 
 #include <stdexcept>

@@ -1,7 +1,7 @@
 // Test-only ATen mutant: aten::bernoulli_.float on the sim device (PrivateUse1) fills with ones: every
 // dropout keeps every element (dropout2d's feature_dropout draws its channel mask with it). Its values are
 // a random op's (the suite compares them by distribution, not element by element), and the distribution is
-// wrong: no zeros where a fraction p should be (tests/python/test_opinfo_device_rules.py).
+// wrong: no zeros where a fraction p should be (tests/python/opinfo/test_opinfo_device_rules.py).
 #include <ATen/ATen.h>
 #include <torch/library.h>
 

@@ -2,7 +2,7 @@
 // device (PrivateUse1) returns the CPU's eigenvectors with every other column negated. An eigenvector's sign
 // is any backend's choice (cuSOLVER's differ from LAPACK's), so the opinfo suite must pass it: op_db's
 // output_process_fn_grad compares |V| on both sides and differentiates through it, as test_compare_cpu does
-// (tests/python/test_opinfo_device_rules.py). Its twin linalg_eigh_values_off_1pct must fail.
+// (tests/python/opinfo/test_opinfo_device_rules.py). Its twin linalg_eigh_values_off_1pct must fail.
 #include <ATen/ATen.h>
 #include <torch/library.h>
 

@@ -1,7 +1,7 @@
 // Test-only ATen mutant: aten::_linalg_eigh on the sim device (PrivateUse1) returns eigenvalues 1% too
 // large (and the CPU's eigenvectors). No rule may pass it: not output_process_fn_grad (it leaves the
 // eigenvalues as they are), not the float64 rule (1% is orders of magnitude beyond float32's rounding)
-// (tests/python/test_opinfo_device_rules.py; linalg_eigh_flip_signs is its valid twin).
+// (tests/python/opinfo/test_opinfo_device_rules.py; linalg_eigh_flip_signs is its valid twin).
 #include <ATen/ATen.h>
 #include <torch/library.h>
 

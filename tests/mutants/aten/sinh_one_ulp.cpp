@@ -1,7 +1,7 @@
 // Test-only ATen mutant: aten::sinh (the functional form) on the sim device (PrivateUse1) returns
 // the CPU's result moved by one ULP, element by element (nextafter towards +inf). Every case still
 // passes: one ULP is within every dtype's tolerance, the floor docs/opinfo.md documents
-// (tests/python/test_opinfo_mutants.py).
+// (tests/python/opinfo/test_opinfo_mutants.py).
 #include <limits>
 
 #include <ATen/ATen.h>

@@ -1,6 +1,6 @@
 // Test-only ATen mutant: aten::tanh_backward on the sim device (PrivateUse1) is off by one part in
 // 256, while the forward (aten::tanh) stays the sim backend's own: only tanh's backward check fails
-// (tests/python/test_opinfo_mutants.py).
+// (tests/python/opinfo/test_opinfo_mutants.py).
 #include <ATen/ATen.h>
 #include <torch/library.h>
 

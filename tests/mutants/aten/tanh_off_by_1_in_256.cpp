@@ -1,7 +1,7 @@
 // Test-only ATen mutant: aten::tanh (the functional form) on the sim device (PrivateUse1) is off by
 // one part in 256, far beyond float32's tolerance. tanh_ and tanh.out keep the sim backend's own
 // kernels. Every case of tanh fails (its backward too: tanh_backward takes the wrong output), and no
-// case of an op that does not call tanh (tests/python/test_opinfo_mutants.py).
+// case of an op that does not call tanh (tests/python/opinfo/test_opinfo_mutants.py).
 #include <ATen/ATen.h>
 #include <torch/library.h>
 

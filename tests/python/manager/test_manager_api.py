@@ -8,7 +8,7 @@ import pathlib
 import pytest
 import torch
 
-MATRICES = pathlib.Path(__file__).resolve().parents[2] / "matrices"
+MATRICES = pathlib.Path(__file__).resolve().parents[3] / "matrices"
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "downstream"
 # Everything the main build was configured with that the example's build must share.
 SHARED_CACHE_ENTRIES = ("Torch_DIR", "CMAKE_CXX_COMPILER", "CMAKE_CXX_COMPILER_LAUNCHER", "CMAKE_MAKE_PROGRAM")

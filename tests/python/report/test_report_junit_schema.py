@@ -26,7 +26,7 @@ import pytest
 from crossdev.report import sample
 from crossdev.report.render import main as render_main
 
-XSD = Path(__file__).resolve().parent / "data" / "junit-10.xsd"
+XSD = Path(__file__).resolve().parents[1] / "data" / "junit-10.xsd"
 XS = "{http://www.w3.org/2001/XMLSchema}"
 
 # XSD patterns are anchored; Python's re backtracks exponentially on this one when a long value does
@@ -309,7 +309,7 @@ def test_render_junit_with_huge_and_infinite_durations_validates(tmp_path):
     check_junit(render_junit_of(tmp_path, [], texts=[text]))
 
 
-CLI = Path(os.environ.get("CROSSDEV_BUILD_DIR", Path(__file__).resolve().parents[2] / "build")) / "bin" / "crossdev"
+CLI = Path(os.environ.get("CROSSDEV_BUILD_DIR", Path(__file__).resolve().parents[3] / "build")) / "bin" / "crossdev"
 
 
 @pytest.mark.skipif(not CLI.exists(), reason=f"{CLI} is not built")

@@ -14,7 +14,7 @@ from conftest import requires_sim
 
 pytestmark = requires_sim  # sim is kept out of a process with a real accelerator
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture

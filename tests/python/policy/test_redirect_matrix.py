@@ -7,7 +7,7 @@ import pathlib
 
 import yaml
 
-MATRICES = pathlib.Path(__file__).resolve().parents[2] / "matrices"
+MATRICES = pathlib.Path(__file__).resolve().parents[3] / "matrices"
 
 
 def redirect_rows():

@@ -12,7 +12,7 @@ import pytest
 import torch
 import yaml
 
-MATRICES = pathlib.Path(__file__).resolve().parents[2] / "matrices"
+MATRICES = pathlib.Path(__file__).resolve().parents[3] / "matrices"
 
 
 def error_rows():

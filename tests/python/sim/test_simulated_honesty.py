@@ -12,7 +12,7 @@ from conftest import requires_sim
 
 pytestmark = requires_sim  # sim is kept out of a process with a real accelerator
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 SIMULATE = "cuda:2,mps,xpu,xla:1"
 
 

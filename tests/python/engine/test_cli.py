@@ -8,7 +8,7 @@ import pytest
 
 from conftest import requires_sim
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 BAD = sorted((ROOT / "tests/fixtures/bad_matrices").glob("*.yaml"))
 
 

@@ -3,7 +3,7 @@ as `crash` and the run goes on with the next rows; the bundle keeps everything e
 import json
 import pathlib
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 CONTEXT = ROOT / "matrices/context.yaml"
 
 

@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 CONTEXT = ROOT / "matrices/context.yaml"
 ONE_ROW = ["--matrix", CONTEXT, "--filter", "ctx.autocast.cpu"]
 HANG_ROW = "ctx.inference.mps"  # the 12th row of context.yaml: 11 rows finish before it

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import REAL_ACCELERATOR
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests/fixtures/candidate_matrices"
 BAD = sorted(FIXTURES.glob("bad_*.yaml"))
 

@@ -32,7 +32,7 @@ CHILD = textwrap.dedent("""
 
 
 def test_derived_backward_runs_only_when_the_fused_one_may_not(build_dir):
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tests/python: op_samples.py
     path = os.pathsep.join(p for p in (str(build_dir / "python"), os.environ.get("PYTHONPATH", "")) if p)
     env = dict(os.environ, CROSSDEV_LOG_LEVEL="debug", PYTHONPATH=path)
     proc = subprocess.run([sys.executable, "-c", CHILD, here], capture_output=True, text=True, env=env, timeout=300)

@@ -38,7 +38,7 @@ import yaml
 
 from conftest import REAL_ACCELERATOR
 
-TEMPLATE = pathlib.Path(__file__).resolve().parents[2] / "ci" / "workflows" / "crossdev.yml"
+TEMPLATE = pathlib.Path(__file__).resolve().parents[3] / "ci" / "workflows" / "crossdev.yml"
 
 # The rows run for real, and the exit code each one's gate must give on this CPU host: the gate's exit
 # status is the verdict, not a step failure.
@@ -120,7 +120,7 @@ class _Expression:
 
     def fail(self, what):
         raise TemplateError(f"{self.where}: {what} in the expression `{self.text}` (this test's evaluator "
-                            f"does not understand it: teach tests/python/test_ci_template.py, or "
+                            f"does not understand it: teach tests/python/packaging/test_ci_template.py, or "
                             f"simplify the template)")
 
     def peek(self):

@@ -69,5 +69,5 @@ def test_the_check_sees_each_shape_and_passes_the_allowed_ones():
 def test_no_tracked_file_holds_a_machine_path():
     tops = top_level_names()
     offenders = [f"{rel}: {', '.join(sorted(set(found)))}" for rel, text in tracked_text_files()
-                 if rel != "tests/python/test_no_machine_paths.py" and (found := machine_paths(text, tops))]
+                 if rel != "tests/python/source_rules/test_no_machine_paths.py" and (found := machine_paths(text, tops))]
     assert not offenders, "absolute paths of one machine in tracked files:\n" + "\n".join(offenders)

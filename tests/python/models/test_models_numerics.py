@@ -142,7 +142,7 @@ def test_an_unknown_numerics_mode_is_exit_2_naming_file_line_and_the_modes(cli, 
 
 
 # The probe registers sim in a process of its own (sim_tf32_probe.py), never in the xdist worker's.
-SIM_TF32_PROBE = pathlib.Path(__file__).resolve().parent / "sim_tf32_probe.py"
+SIM_TF32_PROBE = pathlib.Path(__file__).resolve().parents[1] / "sim_tf32_probe.py"
 
 
 def sim_tf32_missing() -> str:

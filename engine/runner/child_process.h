@@ -1,0 +1,44 @@
+#pragma once
+// The one way the engine starts a child process (an isolation worker, a Python worker) and the child's
+// side of the bond. One variable, CROSSDEV_PARENT_PID, names the process that started it, set in the
+// child's environment only (never in this process's: the engine may run inside a user's Python process,
+// docs/python-worker.md); python/crossdev/worker.py reads the same variable.
+//
+// Adding a kind of child (docs/ARCHITECTURE.md, "Add a child process"): a ChildSpec and spawn_child; in
+// the child, die_with_parent (C++) or worker.py's _die_with_parent (Python) first.
+#include <sys/types.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace crossdev::conformance {
+
+inline constexpr const char* kParentPidVariable = "CROSSDEV_PARENT_PID";
+
+// This process's environment, each `set` entry ("NAME=value") replacing its name, and
+// CROSSDEV_PARENT_PID=<this process's pid>.
+std::vector<std::string> child_environment(const std::vector<std::string>& set = {});
+
+// An envp for posix_spawn over `strings` (which must outlive it), null-terminated.
+std::vector<char*> envp_of(std::vector<std::string>& strings);
+
+// How a child starts. Its signals: SIGINT, SIGTERM and SIGPIPE at their defaults, none blocked (whatever
+// this process does with them); its environment: `env` (child_environment() and what the kind adds).
+struct ChildSpec {
+  std::vector<std::string> argv;           // argv[0]: a path, or a name found on PATH when search_path
+  std::vector<std::string> env;            // the whole environment
+  std::vector<int> close_first;            // closed in the child before the dup2s (a pipe's other end)
+  std::vector<std::pair<int, int>> dup2s;  // (from, to) in the child: its stdin, stdout, fd 3
+  bool search_path = false;
+  bool own_group = false;  // leads its own process group: a kill of the group takes its children too
+};
+
+// Starts the child; 0 and *pid, or the errno of the failure (the caller names the child in its message).
+int spawn_child(const ChildSpec& spec, pid_t* pid);
+
+// In a child: SIGKILL when the parent dies (PR_SET_PDEATHSIG), and exit at once with `exit_code` when the
+// parent named by CROSSDEV_PARENT_PID is already gone (it died between the spawn and this call).
+void die_with_parent(int exit_code);
+
+}  // namespace crossdev::conformance

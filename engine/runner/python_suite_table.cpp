@@ -108,6 +108,8 @@ std::vector<PythonSuiteSpec> parse_python_suite_specs(const std::string& json) {
     s.name = text(node, "name", where);
     const std::string at = where + " (" + s.name + ")";
     s.summary = text(node, "summary", at);
+    s.run_module = text(node, "run_module", at);
+    s.check_module = text(node, "check_module", at, false);
     s.bad_row_key = text(node, "bad_row_key", at);
     const std::string planned_by = text(node, "planned_by", at);
     if (planned_by != "worker" && planned_by != "device_kinds") bad(at, "planned_by is worker or device_kinds, not '" + planned_by + "'");

@@ -3,6 +3,7 @@
 // build time: cmake/CrossdevPythonSuites.cmake; the worker reads the same file, crossdev/python_suites.py).
 // One shim runs every record (suites/python_suite.cpp): adding a Python suite is a record there and
 // its Python module (docs/ARCHITECTURE.md, "A Python suite").
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,8 @@ struct RowKeySpec {
 
 struct PythonSuiteSpec {
   std::string name, summary;
+  std::string run_module;    // the Python module that serves its requests (check, run, plan_cases)
+  std::string check_module;  // a lighter, torch-free module for `check` requests ("" for run_module)
   std::string bad_row_key;     // where a FATAL answer to a row's plan or check is reported (file:line)
   bool planned_by_worker = true;  // else one case per device kind of the row, "<row>/<kind>"
   std::size_t kind_segment = 0;   // the segment of a case id (0: the row id) that is its device kind
@@ -41,6 +44,11 @@ const std::vector<PythonSuiteSpec>& python_suite_specs();
 
 // The table from `json` (for tests).
 std::vector<PythonSuiteSpec> parse_python_suite_specs(const std::string& json);
+
+// The Suite of one record (suites/python_suite.cpp); `spec` must outlive it. The engine's table makes one
+// of each record of python_suites.json; a test makes one of a throwaway record (test_python_suite_recipe.cpp).
+class Suite;
+std::unique_ptr<Suite> make_python_suite(const PythonSuiteSpec& spec);
 
 const char* row_key_type_name(RowKeyType type);
 

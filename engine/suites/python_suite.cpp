@@ -68,6 +68,9 @@ class PythonSuite final : public Suite {
     w.begin_object();
     w.field("request", "check");
     w.field("suite", spec_.name);
+    // A lighter check module sets nothing up (it imports no torch and runs no case).
+    w.field("module", spec_.check_module.empty() ? spec_.run_module : spec_.check_module);
+    w.field("set_up", spec_.check_module.empty());
     write_process_setup(w, ctx);
     w.key("rows").begin_array();
     for (const Row* row : rows) write_row(w, *row);
@@ -147,6 +150,7 @@ class PythonSuite final : public Suite {
     w.begin_object();
     w.field("request", kind);
     w.field("suite", spec_.name);
+    w.field("module", spec_.run_module);
     write_process_setup(w, ctx);
     write_worker_kinds(w, row, ctx);
     if (spec_.allows_expectation("skip")) write_expectations(w, row, ctx);
@@ -168,9 +172,11 @@ class PythonSuite final : public Suite {
 
 }  // namespace
 
+std::unique_ptr<Suite> make_python_suite(const PythonSuiteSpec& spec) { return std::make_unique<PythonSuite>(spec); }
+
 std::vector<std::unique_ptr<Suite>> make_python_suites() {
   std::vector<std::unique_ptr<Suite>> out;
-  for (const auto& spec : python_suite_specs()) out.push_back(std::make_unique<PythonSuite>(spec));
+  for (const auto& spec : python_suite_specs()) out.push_back(make_python_suite(spec));
   return out;
 }
 

@@ -21,7 +21,8 @@ from crossdev.case_statuses import EXECUTIONS, STATUSES
 # Suites defined in Python: their records in python_suites.json, each naming its run module (check(request,
 # out), run(request, out), and plan_cases(request, out) when planned_by is worker) and, where its `check` lives
 # in a lighter module that imports no torch, its check module: a check request imports only that, and sets
-# up no simulated backend (it runs no case).
+# up no simulated backend (it runs no case). The engine sends the module and `set_up` with each request
+# (its own record of the suite); a request without them is looked up here.
 SUITES = python_suites.SUITES
 
 
@@ -157,22 +158,30 @@ def serve(request: dict, out: Protocol) -> None:
         serve_runtimes(out)
         return
     name = request.get("suite")
-    if name not in SUITES:
+    kind = request.get("request")
+    # The engine names the module and whether to set the process up (its record of the suite); a request
+    # without them (a test's, by hand) takes both from python_suites.json.
+    if "module" not in request and name not in SUITES:
         out.fatal(f"unknown Python suite '{name}'; expected one of {', '.join(sorted(SUITES))}")
         return
-    kind = request.get("request")
-    checking_only = kind == "check" and python_suites.check_module(name) is not None
-    problem = prepare_process({**request, "simulated_kinds": []} if checking_only else request)
+    light_check = kind == "check" and python_suites.check_module(name) is not None if name in SUITES else False
+    module = request.get("module") or (python_suites.check_module(name) if light_check else python_suites.run_module(name))
+    set_up = request.get("set_up", not light_check)
+    problem = prepare_process(request if set_up else {**request, "simulated_kinds": []})
     if problem:
         out.fatal(problem)
         return
-    suite = importlib.import_module(python_suites.check_module(name) if checking_only else python_suites.run_module(name))
+    try:
+        suite = importlib.import_module(module)
+    except ImportError as e:
+        out.fatal(f"suite '{name}': cannot import its module '{module}': {type(e).__name__}: {e}")
+        return
     if kind == "check":
         suite.check(request, out)
     elif kind == "run":
         suite.run(request, out)
     elif kind == "plan":
-        if SUITES[name]["planned_by"] != "worker":  # the engine plans it (python_suites.json planned_by)
+        if not hasattr(suite, "plan_cases"):  # the engine plans it (python_suites.json planned_by device_kinds)
             out.fatal(f"suite '{name}' is planned by the engine, not by the worker")
             return
         suite.plan_cases(request, out)

@@ -20,7 +20,7 @@ namespace {
 
 using crossdev::testing::ScratchDir;
 
-constexpr const char* kRecord = R"({"suites": [{
+constexpr const char* kRecord = R"json({"suites": [{
   "name": "recipe", "doc": "-", "summary": "a throwaway suite", "run_module": "recipe_suite_module", "check_module": "",
   "bad_row_key": "word", "planned_by": "worker", "case_id": ["row", "kind"], "expectations": ["xfail"],
   "shards_its_cases": false,
@@ -28,10 +28,10 @@ constexpr const char* kRecord = R"({"suites": [{
     {"key": "word", "type": "string", "required": true, "to_worker": true},
     {"key": "devices", "type": "device_kinds", "required": true, "to_worker": true},
     {"key": "repeat", "type": "count", "to_worker": true, "default": 1, "expected": "an integer >= 1 (how often)"}
-  ]}]})";
+  ]}]})json";
 
 // The suite's module: check(request, out), plan_cases(request, out), run(request, out) (docs/python-worker.md).
-constexpr const char* kModule = R"(import os
+constexpr const char* kModule = R"py(import os
 
 def check(request, out):
     for i, row in enumerate(request["rows"]):
@@ -55,7 +55,7 @@ def run(request, out):
         status = "pass" if row["word"] == "good" else "fail"
         out.case({"id": case_id, "status": status, "device": kind + ":0", "execution": "real",
                   "message": "word " + row["word"] + " from worker " + str(os.getpid())})
-)";
+)py";
 
 class PythonSuiteRecipe : public ::testing::Test {
  protected:

@@ -49,7 +49,7 @@ TEST(PythonSuites, TheEmbeddedTableIsTheSourceFile) {
 }
 
 std::string record(const std::string& fields, const std::string& keys) {
-  return R"({"suites": [{"name": "t", "summary": "s", "bad_row_key": "devices", "case_id": ["row", "kind"],
+  return R"({"suites": [{"name": "t", "summary": "s", "run_module": "m", "bad_row_key": "devices", "case_id": ["row", "kind"],
              "expectations": [], )" + fields + R"(, "keys": [)" + keys + "]}]}";
 }
 
@@ -73,6 +73,10 @@ TEST(PythonSuites, AMalformedRecordIsRefusedNamingItAndWhatWasExpected) {
   EXPECT_NE(no_devices.find("a 'devices' key of type device_kinds"), std::string::npos) << no_devices;
   const std::string choice = refusal(record(R"("planned_by": "worker")", devices + R"(, {"key": "c", "type": "choice"})"));
   EXPECT_NE(choice.find("a choice without choices"), std::string::npos) << choice;
+  std::string no_module = record(R"("planned_by": "worker")", devices);
+  no_module.replace(no_module.find(R"("run_module": "m", )"), std::string(R"("run_module": "m", )").size(), "");
+  const std::string module = refusal(no_module);
+  EXPECT_NE(module.find("suites[0] (t): missing 'run_module'"), std::string::npos) << module;
 }
 
 TEST(PythonSuites, ACaseKindIsTheSegmentItsRecordNamesWithoutTheCapability) {

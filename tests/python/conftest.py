@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "schedule_first: a file whose fixtures run whole catalogs (minutes): collected first, so "
+        "markers", "schedule_first: a file that takes a minute or more (whole catalogs, fuzzing): collected first, so "
                    "`make test`'s xdist workers (--dist loadfile) start it at once and finish together")
 
 

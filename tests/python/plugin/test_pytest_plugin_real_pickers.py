@@ -12,6 +12,8 @@ import pytest
 
 from test_pytest_plugin_picker import outcomes, picker_run
 
+pytestmark = pytest.mark.schedule_first  # each real picker in a fresh process per host: about a minute (conftest.py)
+
 
 @pytest.fixture(scope="module")
 def hosts(crossdev_module):

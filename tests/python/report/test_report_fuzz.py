@@ -32,6 +32,8 @@ from crossdev.report.schema import EXECUTIONS, STATUSES
 from crossdev.report.validate import run as validate_run
 from test_report_junit_schema import check_junit
 
+pytestmark = pytest.mark.schedule_first  # 10,000 examples: about a minute (conftest.py)
+
 hypothesis = pytest.importorskip("hypothesis", reason="hypothesis (pyproject.toml's test extra) drives the fuzz tests")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402

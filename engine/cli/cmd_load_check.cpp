@@ -1,10 +1,10 @@
 // crossdev load-check [--simulate S] PATH...   (internal; not listed in `crossdev --help`)
 // Loads each library in order, in this process, the way `crossdev run --load-library` will, and
-// reports the first that fails as one line on stderr ("crossdev load-check: error: cannot load
+// reports the first that fails as a `fatal` event on stderr (runner/library_check.h: "cannot load
 // 'PATH': ..."), exit 2: a file the loader refuses, a registration a library reported as refused,
 // an exception thrown by its static initialisers (which would otherwise abort the process), or a
 // crash while it loads. `crossdev run` runs this in a child process before loading anything
-// itself (util/load_library.h); so does the pytest plugin (crossdev.libraries.load_checked).
+// itself (runner/library_check.h); so does the pytest plugin (crossdev.libraries.load_checked).
 // With --simulate, the host is prepared first as the run prepares it (the sim backend
 // registered), so a library that clashes with it fails here too.
 #include <iostream>
@@ -12,8 +12,8 @@
 
 #include "cli/commands.h"
 #include "cli/host_option.h"
+#include "runner/library_check.h"
 #include "runner/run_context.h"
-#include "util/load_library.h"
 
 namespace crossdev::cli {
 
@@ -36,7 +36,7 @@ int cmd_load_check(const std::vector<std::string>& argv) {
       throw UsageError(e.what());
     }
   }
-  return load_check_main(args.positional);
+  return conformance::load_check_main(args.positional);
 }
 
 }  // namespace crossdev::cli

@@ -32,6 +32,7 @@
 #include "runner/child_process.h"
 #include "runner/interrupt.h"
 #include "runner/isolated_runner.h"
+#include "runner/library_check.h"
 #include "runner/python_runtimes.h"
 #include "runner/run_context.h"
 #include "runner/runner.h"
@@ -192,7 +193,7 @@ std::vector<std::string> load_libraries(const ParsedArgs& args, conformance::Run
       std::vector<std::string> check = {"/proc/self/exe", "load-check"};
       if (!ctx.simulate_spec.empty()) check.insert(check.end(), {"--simulate", ctx.simulate_spec});
       check.insert(check.end(), paths.begin(), paths.end());
-      check_libraries_in_child(check);
+      conformance::check_libraries_in_child(check);
     }
     ctx.libraries = load_library_paths(paths);
     return ctx.libraries;

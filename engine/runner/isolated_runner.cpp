@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "runner/case_codec.h"
+#include "runner/worker_events.h"
 #include "runner/child_process.h"
 #include "runner/interrupt.h"
 
@@ -71,8 +71,8 @@ void reap(const Worker& w, int* status) {
 
 // Reads one worker until it ends. Returns the index of the row that was running when it died
 // (or when the run was interrupted, through *in_flight with kInterrupted), kFinished when it
-// finished cleanly (DONE), or kDiedBeforeAnyRow. A row's cases are passed on only once the row
-// is complete (the next ROW line or DONE), so a row cut short never reports half of its cases.
+// finished cleanly (`done`), or kDiedBeforeAnyRow. A row's cases are passed on only once the row
+// is complete (the next `row` event or `done`), so a row cut short never reports half of its cases.
 long read_worker(Worker& w, const IsolationOptions& opt, const ResultCallback& emit, std::string* failure,
                  long* in_flight) {
   std::string buffer;
@@ -122,16 +122,18 @@ long read_worker(Worker& w, const IsolationOptions& opt, const ResultCallback& e
     while ((nl = buffer.find('\n')) != std::string::npos) {
       const std::string line = buffer.substr(0, nl);
       buffer.erase(0, nl + 1);
-      if (line.rfind("ROW ", 0) == 0) {
+      const auto event = read_event(line);
+      if (!event) continue;  // not an event: a malformed line is never a result
+      if (event->name == "row") {
         flush_row();
-        current = std::strtol(line.c_str() + 4, nullptr, 10);
+        current = event->index_or("index", -1);
         row_started = std::chrono::steady_clock::now();
-      } else if (line == "DONE") {
+      } else if (event->name == "done") {
         flush_row();
         done = true;
-      } else if (auto r = decode_case(line)) {
+      } else if (auto r = case_from(*event)) {
         row_cases.push_back(std::move(*r));
-      } else if (auto e = decode_oplog(line)) {
+      } else if (auto e = oplog_from(*event)) {
         manager::OpLog::global().record(std::move(*e));
       }
     }
@@ -206,14 +208,14 @@ int run_worker(const MatrixFile& file, const RunContext& ctx, std::size_t start_
   const Suite* suite = find_suite(file.suite);
   std::size_t log_sent = manager::OpLog::global().size();
   for (std::size_t i = start_row; i < file.rows.size(); ++i) {
-    std::fprintf(out, "ROW %zu\n", i);
+    std::fprintf(out, "%s\n", event_line("row", "index", static_cast<long>(i)).c_str());
     std::fflush(out);  // the parent must know which row was running if we die
-    for (const auto& r : run_row(*suite, file.rows[i], ctx)) std::fprintf(out, "%s\n", encode_case(r).c_str());
+    for (const auto& r : run_row(*suite, file.rows[i], ctx)) std::fprintf(out, "%s\n", case_event(r).c_str());
     const auto entries = manager::OpLog::global().entries();
-    for (; log_sent < entries.size(); ++log_sent) std::fprintf(out, "%s\n", encode_oplog(entries[log_sent]).c_str());
+    for (; log_sent < entries.size(); ++log_sent) std::fprintf(out, "%s\n", oplog_event(entries[log_sent]).c_str());
     std::fflush(out);
   }
-  std::fprintf(out, "DONE\n");
+  std::fprintf(out, "%s\n", event_line("done").c_str());
   std::fclose(out);
   return 0;
 }

@@ -21,8 +21,9 @@ struct IsolationOptions {
 std::vector<CaseResult> run_isolated(const std::vector<MatrixFile>& catalog, const IsolationOptions& options,
                                      const ResultCallback& on_result = nullptr);
 
-// Worker side: runs rows [start_row, end) of `file`, writing "ROW <i>", case records and "DONE"
-// lines to fd. Returns the process exit code.
+// Worker side: runs rows [start_row, end) of `file`, writing its events to fd (runner/worker_events.h):
+// `row` (index) before each row, its `case`s and `oplog` entries after it, and `done`. Returns the
+// process exit code.
 int run_worker(const MatrixFile& file, const RunContext& ctx, std::size_t start_row, int fd);
 
 }  // namespace crossdev::conformance

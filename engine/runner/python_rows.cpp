@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "device/device_kind.h"
-#include "runner/case_codec.h"
+#include "runner/worker_events.h"
 #include "runner/python_worker.h"
 
 namespace crossdev::conformance {
@@ -53,17 +53,17 @@ std::vector<PlannedCase> plan_python_row(const std::string& request, const Row& 
   std::string line;
   bool done = false;
   while (!done && worker.next_line(&line, 600) == PythonWorker::Read::Line) {
-    if (line.rfind("ITEM ", 0) == 0) {
-      const std::size_t tab1 = line.find('\t'), tab2 = line.find('\t', tab1 + 1);
-      if (tab1 == std::string::npos || tab2 == std::string::npos) continue;
+    const auto event = read_event(line);
+    if (!event) continue;
+    if (event->name == "item") {
       PlannedCase c;
-      c.id = unescape_field(line.substr(tab1 + 1, tab2 - tab1 - 1));
-      c.device_kind = unescape_field(line.substr(tab2 + 1));
+      c.id = event->body.string_or("id");
+      c.device_kind = event->body.string_or("device_kind");
       cases.push_back(std::move(c));
-    } else if (line.rfind("FATAL ", 0) == 0) {
-      end_session_worker(true);  // its DONE is not read: the next request gets a fresh worker
-      throw YamlError(row.where(fatal_key), "row '" + row.id() + "': " + unescape_field(line.substr(6)));
-    } else if (line == "DONE") {
+    } else if (event->name == "fatal") {
+      end_session_worker(true);  // its `done` is not read: the next request gets a fresh worker
+      throw YamlError(row.where(fatal_key), "row '" + row.id() + "': " + event->body.string_or("message"));
+    } else if (event->name == "done") {
       done = true;
     }
   }
@@ -78,19 +78,19 @@ void check_python_rows(const std::string& request, const std::vector<const Row*>
   bool done = false;
   std::vector<std::pair<SourceLocation, std::string>> bad;  // (where, message), in the worker's order
   while (worker.next_line(&line, 600) == PythonWorker::Read::Line) {
-    if (line.rfind("BAD ", 0) == 0) {
-      const std::size_t tab1 = line.find('\t'), tab2 = line.find('\t', tab1 + 1);
-      const std::size_t index = std::strtoul(line.c_str() + 4, nullptr, 10);
-      if (tab1 == std::string::npos || tab2 == std::string::npos || index >= rows.size()) continue;
-      const Row& row = *rows[index];
-      bad.emplace_back(row.where(unescape_field(line.substr(tab1 + 1, tab2 - tab1 - 1))),
-                       "row '" + row.id() + "': " + unescape_field(line.substr(tab2 + 1)));
-    }
-    if (line.rfind("FATAL ", 0) == 0) {
+    const auto event = read_event(line);
+    if (!event) continue;
+    if (event->name == "bad") {
+      const long index = event->index_or("row", -1);
+      if (index < 0 || static_cast<std::size_t>(index) >= rows.size()) continue;
+      const Row& row = *rows[static_cast<std::size_t>(index)];
+      bad.emplace_back(row.where(event->body.string_or("key")), "row '" + row.id() + "': " + event->body.string_or("message"));
+    } else if (event->name == "fatal") {
       worker.finish(true);
-      throw YamlError(rows.front()->where(fatal_key), unescape_field(line.substr(6)));
+      throw YamlError(rows.front()->where(fatal_key), event->body.string_or("message"));
+    } else if (event->name == "done") {
+      done = true;
     }
-    if (line == "DONE") done = true;
   }
   const std::string ended = worker.finish(!done);
   if (!bad.empty()) {  // every bad value of every row, one "file:line: ..." line each
@@ -112,15 +112,16 @@ std::vector<CaseResult> run_python_row(const Row& row, const Suite& suite, const
     bool done = false;
     for (bool reading = true; reading && !done;) {
       switch (worker.next_line(&line, case_timeout_s)) {
-        case PythonWorker::Read::Line:
-          if (line.rfind("PLAN ", 0) == 0) {
-            planned = std::strtol(line.c_str() + 5, nullptr, 10);
-          } else if (line.rfind("START ", 0) == 0) {
-            current = std::strtol(line.c_str() + 6, nullptr, 10);
-            const std::size_t tab = line.find('\t');
-            current_id = tab == std::string::npos ? "" : unescape_field(line.substr(tab + 1));
-          } else if (auto r = decode_case(line)) {
-            CaseResult c = result_for(row, suite);
+        case PythonWorker::Read::Line: {
+          const auto event = read_event(line);
+          if (!event) break;
+          if (event->name == "plan") {
+            planned = event->index_or("count", -1);
+          } else if (event->name == "start") {
+            current = event->index_or("index", -1);
+            current_id = event->body.string_or("id");
+          } else if (auto r = case_from(*event)) {
+            CaseResult c = result_for(row, suite);  // the row's bookkeeping is the engine's
             c.id = r->id;
             c.status = r->status;
             c.device = r->device;
@@ -132,12 +133,13 @@ std::vector<CaseResult> run_python_row(const Row& row, const Suite& suite, const
             c.duration_s = r->duration_s;
             results.push_back(std::move(c));
             current = -1;
-          } else if (line.rfind("FATAL ", 0) == 0) {
-            fatal = unescape_field(line.substr(6));
-          } else if (line == "DONE") {
+          } else if (event->name == "fatal") {
+            fatal = event->body.string_or("message");
+          } else if (event->name == "done") {
             done = true;
           }
           break;
+        }
         case PythonWorker::Read::End: reading = false; break;
         case PythonWorker::Read::Timeout: {
           char msg[96];

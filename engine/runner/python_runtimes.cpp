@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <exception>
 
-#include "runner/case_codec.h"
+#include "runner/worker_events.h"
 #include "runner/python_worker.h"
 
 namespace crossdev::conformance {
@@ -14,7 +14,7 @@ namespace {
 constexpr const char* kProbedVariable = "CROSSDEV_PYTHON_RUNTIMES_PROBED";
 constexpr double kProbeTimeoutS = 600;  // the worker's own probe gives up after 300 s per runtime
 
-// Every field, the empty last one included ("a\t" is two fields).
+// Every line, the empty last one included ("a\n" is two lines).
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> out;
   std::size_t begin = 0;
@@ -24,18 +24,18 @@ std::vector<std::string> split(const std::string& text, char sep) {
   return out;
 }
 
-// One "RUNTIME\tkind\tstatus\tcount\tsummary\treason" line (crossdev/worker.py serve_runtimes).
+// One `runtime` event (crossdev/worker.py serve_runtimes): kind, status (real | absent), count, summary, reason.
 void parse_line(const std::string& line, std::vector<PythonRuntimeReport>* out) {
-  const auto f = split(line, '\t');
-  if (f.size() < 6 || f[0] != "RUNTIME") return;
-  const auto kind = kind_from_name(unescape_field(f[1]));
+  const auto event = read_event(line);
+  if (!event || event->name != "runtime") return;
+  const auto kind = kind_from_name(event->body.string_or("kind"));
   if (!kind) return;
   PythonRuntimeReport r;
   r.kind = *kind;
-  r.real = f[2] == "real";
-  r.count = std::atoi(f[3].c_str());
-  r.summary = unescape_field(f[4]);
-  r.reason = unescape_field(f[5]);
+  r.real = event->body.string_or("status") == "real";
+  r.count = static_cast<int>(event->index_or("count", 0));
+  r.summary = event->body.string_or("summary");
+  r.reason = event->body.string_or("reason");
   if (r.real && r.count < 1) {
     r.real = false;
     r.reason = "the runtime reported no device";
@@ -50,8 +50,9 @@ std::vector<PythonRuntimeReport> run_probe(std::string* lines) {
     std::string line;
     bool done = false;
     while (worker.next_line(&line, kProbeTimeoutS) == PythonWorker::Read::Line) {
-      if (line == "DONE") done = true;
-      if (line.rfind("RUNTIME\t", 0) != 0) continue;
+      const auto event = read_event(line);
+      if (event && event->name == "done") done = true;
+      if (!event || event->name != "runtime") continue;
       parse_line(line, &reports);
       *lines += line + "\n";
     }

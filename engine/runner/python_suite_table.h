@@ -27,7 +27,7 @@ struct PythonSuiteSpec {
   std::string name, summary;
   std::string run_module;    // the Python module that serves its requests (check, run, plan_cases)
   std::string check_module;  // a lighter, torch-free module for `check` requests ("" for run_module)
-  std::string bad_row_key;     // where a FATAL answer to a row's plan or check is reported (file:line)
+  std::string bad_row_key;     // where a `fatal` answer to a row's plan or check is reported (file:line)
   bool planned_by_worker = true;  // else one case per device kind of the row, "<row>/<kind>"
   std::size_t kind_segment = 0;   // the segment of a case id (0: the row id) that is its device kind
   std::vector<std::string> expectation_statuses;  // what an entry of expectations/<suite>/<kind>.yaml may be

@@ -1,8 +1,8 @@
 #pragma once
 // A Python worker: `python -m crossdev.worker` as a child of this engine process, for the rows of
 // suites defined in Python (opinfo, models, claims). Protocol (docs/python-worker.md): JSON request
-// lines on the child's stdin, one per request; one record per line on its stdout
-// (PLAN/START/CASE/ITEM/BAD/FATAL), each request's answer ending with DONE. The worker serves
+// lines on the child's stdin, one per request; one event per line on its stdout (runner/worker_events.h:
+// plan, start, case, item, bad, runtime, fatal), each request's answer ending with `done`. The worker serves
 // requests until its stdin closes, so one worker serves every Python row of a process
 // (runner/python_rows.h `session_worker`); a one-shot worker (the runtime probe, the rows' check)
 // gets its one request and its stdin closed at once.

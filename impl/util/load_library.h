@@ -4,13 +4,9 @@
 // ':'-separated list, loaded in order with RTLD_NOW | RTLD_GLOBAL so the ops they register can
 // call each other.
 //
-// A library can also fail in a way no caller can catch: an exception thrown by its static
-// initialisers (TORCH_LIBRARY(ns, m) for a namespace that is taken, e.g. crossdev's own, or a
-// second copy of an extension already loaded) unwinds into the dynamic loader, which ends the
-// process with std::terminate (exit 134 and a core). So the libraries are first loaded once in a
-// child process (`crossdev load-check PATH...`, which calls load_check_main): the child reports
-// any failure as one line and exits 2, and the caller (check_libraries_in_child, or the Python
-// side, crossdev.libraries) turns that line into a LoadLibraryError before loading in-process.
+// A library whose static initialisers throw would end the process that loads it (std::terminate), so
+// crossdev first loads the libraries in a child process (engine/runner/library_check.h, `crossdev
+// load-check`), and loads them here only when that child succeeded.
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -36,24 +32,5 @@ std::vector<std::string> load_library_paths(const std::vector<std::string>& path
 // For registrars that run while a library loads: record why a registration was refused, instead
 // of throwing out of a static initializer (which would terminate the process).
 void report_registration_error(std::string message);
-
-// --- the check in a child process ---------------------------------------------------------
-// The child's protocol, on its stderr: "crossdev load-check: loading: PATH" before each library,
-// and on failure a last line "crossdev load-check: error: <LoadLibraryError::what()>" then exit 2.
-inline constexpr const char* kLoadCheckLoadingPrefix = "crossdev load-check: loading: ";
-inline constexpr const char* kLoadCheckErrorPrefix = "crossdev load-check: error: ";
-
-// The child: loads `paths` in order in this process, reporting as above. An exception escaping a
-// static initialiser (std::terminate) and a crash (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT)
-// while a library loads are reported the same way, naming that library. Returns 0 when every
-// library loaded, else 2 (or does not return: _exit(2)).
-int load_check_main(const std::vector<std::string>& paths);
-
-// The parent: runs `argv` (argv[0] an executable path; posix_spawn, never fork alone: LibTorch's
-// OpenMP pool does not survive a fork) whose command calls load_check_main, waits for it (at most
-// timeout_s seconds, then kills it), and throws LoadLibraryError with the child's message when
-// it did not exit 0: its error line, or how it ended (a signal, an exit status, the timeout) with
-// the library it was loading and the last lines it printed.
-void check_libraries_in_child(const std::vector<std::string>& argv, double timeout_s = 300);
 
 }  // namespace crossdev

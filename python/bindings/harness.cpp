@@ -19,7 +19,7 @@
 
 #include "manager/op_log.h"
 #include "runner/bundle_writer.h"
-#include "runner/case_codec.h"
+#include "runner/worker_events.h"
 #include "runner/catalog.h"
 #include "runner/run_context.h"
 #include "runner/runner.h"
@@ -49,7 +49,7 @@ py::dict case_dict(const CaseResult& r) {
   py::list details;
   for (const auto& [k, v] : r.details) details.append(py::make_tuple(k, v));
   d["details"] = details;
-  d["record"] = encode_case(r);  // the worker codec: how a result travels to the process writing the bundle
+  d["record"] = case_event(r);  // the workers' event line: how a result travels to the process writing the bundle
   return d;
 }
 
@@ -186,7 +186,7 @@ class Catalog {
     }
     py::list cases, log;
     for (const auto& r : results) cases.append(case_dict(r));
-    for (const auto& e : entries) log.append(encode_oplog(e));
+    for (const auto& e : entries) log.append(oplog_event(e));
     return py::make_tuple(cases, log);
   }
 
@@ -201,19 +201,21 @@ class Catalog {
 };
 
 // The bundle (--out) and JUnit (--junit) `crossdev run` writes for these results, replaced as
-// one set; "" skips one. Results arrive as worker-codec records (from any process).
+// one set; "" skips one. Results arrive as the workers' event lines (runner/worker_events.h) (from any process).
 std::string write_outputs(const std::string& bundle_path, const std::string& junit_path, const std::string& simulate,
                           const std::vector<std::string>& matrices, const std::vector<std::string>& case_records,
                           const std::vector<std::string>& oplog_records, const std::string& interrupted) {
   std::vector<CaseResult> results;
   for (const auto& rec : case_records) {
-    auto r = decode_case(rec);
+    const auto event = read_event(rec);
+    auto r = event ? case_from(*event) : std::nullopt;
     if (!r) throw py::value_error("malformed case record: " + rec.substr(0, 200));
     results.push_back(std::move(*r));
   }
   manager::OpLog log;
   for (const auto& rec : oplog_records)
-    if (auto e = decode_oplog(rec)) log.record(std::move(*e));
+    if (const auto event = read_event(rec))
+      if (auto e = oplog_from(*event)) log.record(std::move(*e));
   const PreparedRun run = prepare(simulate);
   const std::string run_id = new_run_id();
   const ExecutionTarget target = describe_execution_target(run.ctx.host, run.ctx.simulate_spec);

@@ -5,35 +5,21 @@ A library can fail to load in a way no caller can catch: an exception thrown by 
 initialisers (``TORCH_LIBRARY(crossdev, m)``, a namespace crossdev already holds, or a second copy
 of an extension already loaded) unwinds into the dynamic loader, and the process ends with
 std::terminate (exit 134 and a core). So ``load_checked`` first has the engine load the same
-libraries, in the same order, in a child process (``crossdev load-check``, impl/util/load_library.h),
-which reports such a failure as one line; only when every library loads there does it call
-``torch.ops.load_library`` here. Used by the pytest plugin's ``--crossdev-load-library``.
+libraries, in the same order, in a child process (``crossdev load-check``, engine/runner/library_check.h,
+started through crossdev.child_process), which reports such a failure as one event; only when every
+library loads there does it call ``torch.ops.load_library`` here. Used by the pytest plugin's ``--crossdev-load-library``.
 """
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 
-from crossdev import _paths
+from crossdev import _paths, child_process
 
-LOADING_PREFIX = "crossdev load-check: loading: "
-ERROR_PREFIX = "crossdev load-check: error: "
 CHECK_TIMEOUT_S = 300
 
 
 class LoadLibraryError(Exception):
     """str(): "cannot load 'PATH': <the loader's or PyTorch's message>"."""
-
-
-def _describe(returncode: int) -> str:
-    if returncode < 0:
-        try:
-            name = f" ({signal.Signals(-returncode).name})"
-        except ValueError:
-            name = ""
-        return f"was killed by signal {-returncode}{name}"
-    return f"exited with status {returncode}"
 
 
 def check(paths, simulate: str = "") -> None:
@@ -46,24 +32,22 @@ def check(paths, simulate: str = "") -> None:
         return
     argv = [str(engine), "load-check", *(["--simulate", simulate] if simulate else []), *paths]
     try:
-        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              env=_paths.engine_environment(), timeout=CHECK_TIMEOUT_S)
-        output, how = proc.stdout.decode(errors="replace"), None if proc.returncode == 0 else _describe(proc.returncode)
-    except subprocess.TimeoutExpired as e:
-        output, how = (e.stdout or b"").decode(errors="replace"), f"was still loading it after {CHECK_TIMEOUT_S} s"
+        done = child_process.run(argv, timeout=CHECK_TIMEOUT_S, env=_paths.engine_environment(), merge_stderr=True)
     except OSError as e:
         raise LoadLibraryError(f"cannot check the libraries in a child process: cannot run '{engine}': {e}") from None
-    if how is None:
+    if done.returncode == 0:
         return
-    loading, error, other = "", "", []
-    for line in (l.strip() for l in output.splitlines()):
-        if line.startswith(LOADING_PREFIX):
-            loading = line[len(LOADING_PREFIX):]
-        elif line.startswith(ERROR_PREFIX):
-            error = line[len(ERROR_PREFIX):]
-        elif line:
-            other.append(line)
-    if error and not how.startswith("was still"):
+    how = (f"was still loading it after {CHECK_TIMEOUT_S} s" if done.timed_out
+           else child_process.describe_exit(done.returncode))
+    loading, error = "", ""
+    for event in child_process.read_events(done.stdout):  # `loading` (path) before each library, `fatal` (message)
+        if event["event"] == "loading":
+            loading = str(event.get("path", ""))
+        elif event["event"] == "fatal":
+            error = str(event.get("message", ""))
+    other = [line.strip() for line in done.stdout.splitlines()
+             if line.strip() and not child_process.read_events(line)]  # what the libraries printed
+    if error and not done.timed_out:
         raise LoadLibraryError(error)
     tail = " | ".join(other[-3:])[-1000:]
     last = f"; its last output: {tail}" if tail else ""

@@ -15,8 +15,8 @@ process-wide singleton, and accelerate and Lightning keep their availability che
    ``_internal.tpu.num_available_devices``, ...); on a host without XLA, a real ``torch_xla``
    is hidden, both from ``import`` and from ``importlib.metadata``;
 2. imports the picker's module (after the host is made: module-level checks see it too), calls the
-   picker with no arguments and prints one JSON line: the answer, or the exception the picker
-   raised (type and message), and which simulated probes the picker asked.
+   picker with no arguments and prints one `answer` event (crossdev.child_process): the answer, or the
+   exception the picker raised (type and message), and which simulated probes the picker asked.
 
 The plugin compares the answer with the preset's decision there (``crossdev.resolve``). A picker
 that raises fails with its exception's type and message; one that does not answer within
@@ -37,14 +37,14 @@ import os
 import pathlib
 import platform
 import shutil
-import signal
 import site
-import subprocess
 import sys
 import tempfile
 import traceback
 
 import pytest
+
+from crossdev import child_process
 
 DEFAULT_TIMEOUT_S = 120.0
 SYS_PATH_ENV = "CROSSDEV_PICKER_SYS_PATH"  # the parent's sys.path (JSON), so the child imports what it would
@@ -541,11 +541,12 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m crossdev.picker_check",
         description="Run a device picker once on a simulated host (a fresh process per host) and print its "
-                    "answer as one JSON line. The pytest plugin's --crossdev-picker runs this per host.")
+                    "answer as one JSON line (an `answer` event). The pytest plugin's --crossdev-picker runs this per host.")
     parser.add_argument("--host-json", required=True, metavar="JSON",
                         help='the host: device kind -> count, e.g. {"cuda": 2, "mps": 1, "xla": 1}')
     parser.add_argument("--picker", required=True, metavar="MODULE:CALLABLE", help="the picker, called with no arguments")
     args = parser.parse_args(argv)
+    child_process.die_with_parent()  # the pytest process that asked (crossdev.child_process)
     try:
         kinds = _host_kinds(args.host_json)
     except ValueError as e:
@@ -553,17 +554,17 @@ def main(argv=None):
     parent_path = os.environ.get(SYS_PATH_ENV)
     if parent_path:
         sys.path[:] = [p for p in json.loads(parent_path) if isinstance(p, str)]
-    # What the picker prints goes to stderr: stdout carries the one JSON line.
+    # What the picker prints goes to stderr: stdout carries the one `answer` event.
     sys.stdout.flush()
     answer_fd = os.dup(1)
     os.dup2(2, 1)
     try:
         result = run_picker(args.picker, kinds)
-    except BaseException as e:  # noqa: B902  (the harness's own failure: still one JSON line)
+    except BaseException as e:  # noqa: B902  (the harness's own failure: still one answer)
         result = {"ok": False, "stage": "harness", "type": _type_name(e), "message": str(e), "where": _where(e)}
     sys.stdout.flush()
     with os.fdopen(answer_fd, "w") as out:
-        out.write(json.dumps(result) + "\n")
+        out.write(child_process.event_line("answer", result=result) + "\n")
     return 0
 
 
@@ -583,26 +584,14 @@ def run_child(spec, kinds, timeout=DEFAULT_TIMEOUT_S):
     """Runs the picker on one simulated host in a fresh process; returns the child's JSON result,
     or {"ok": False, "stage": "timeout"|"crash", ...}."""
     cmd = [sys.executable, "-m", "crossdev.picker_check", "--host-json", json.dumps(kinds), "--picker", spec]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            text=True, env=_child_env(), start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            if hasattr(os, "killpg"):
-                os.killpg(proc.pid, signal.SIGKILL)  # the picker's own children too
-            else:
-                proc.kill()
-        out, err = proc.communicate()
-        return {"ok": False, "stage": "timeout", "timeout": timeout, "stderr": err}
-    lines = [line for line in out.splitlines() if line.strip()]
-    try:
-        result = json.loads(lines[-1]) if lines else None
-    except json.JSONDecodeError:
-        result = None
-    if not isinstance(result, dict):
-        return {"ok": False, "stage": "crash", "returncode": proc.returncode, "stderr": err}
-    result["stderr"] = err
+    done = child_process.run(cmd, timeout=timeout, env=_child_env())  # a timeout kills the picker's children too
+    if done.timed_out:
+        return {"ok": False, "stage": "timeout", "timeout": timeout, "stderr": done.stderr}
+    answers = [e for e in child_process.read_events(done.stdout) if e["event"] == "answer"]
+    if not answers or not isinstance(answers[-1].get("result"), dict):
+        return {"ok": False, "stage": "crash", "returncode": done.returncode, "stderr": done.stderr}
+    result = answers[-1]["result"]
+    result["stderr"] = done.stderr
     return result
 
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import json
 import os
-import subprocess
 import sys
 from dataclasses import dataclass
 from importlib import metadata
+
+from crossdev import child_process
 
 PROBE_TIMEOUT_S = 300  # PJRT's client starts in ~5 s on 2 cores; a runtime that hangs is reported absent
 
@@ -102,14 +102,18 @@ def probe(timeout_s: float = PROBE_TIMEOUT_S) -> list[dict]:
             reports.append(probe_here(runtime))
             continue
         try:
-            done = subprocess.run([sys.executable, "-m", "crossdev.runtimes", runtime.kind], capture_output=True,
-                                  text=True, timeout=timeout_s, check=False)
-            lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-            reports.append(json.loads(lines[-1]) if lines else
-                           _absent(runtime, f"probing {runtime.module} ended with code {done.returncode}: "
-                                            f"{done.stderr.strip()[-300:]}"))
-        except subprocess.TimeoutExpired:
+            done = child_process.run([sys.executable, "-m", "crossdev.runtimes", runtime.kind], timeout=timeout_s)
+        except OSError as e:
+            reports.append(_absent(runtime, f"probing {runtime.module}: cannot start {sys.executable}: {e}"))
+            continue
+        found = [e for e in child_process.read_events(done.stdout) if e["event"] == "runtime"]
+        if done.timed_out:
             reports.append(_absent(runtime, f"probing {runtime.module} took more than {timeout_s:.0f} s"))
+        elif found:
+            reports.append({k: v for k, v in found[-1].items() if k != "event"})
+        else:
+            reports.append(_absent(runtime, f"probing {runtime.module} ended with code {done.returncode}: "
+                                            f"{done.stderr.strip()[-300:]}"))
     return reports
 
 
@@ -134,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
             report = probe_here(runtime)
         except BaseException as e:  # noqa: BLE001
             report = _absent(runtime, f"probing {runtime.module}: {type(e).__name__}: {e}")
-        out.write(json.dumps(report, sort_keys=True) + "\n")
+        out.write(child_process.event_line("runtime", **report) + "\n")  # as the worker's (docs/python-worker.md)
     out.flush()
     return 0
 

@@ -1,20 +1,18 @@
 """`python -m crossdev.worker`: the engine's Python worker, for the rows of suites defined in Python
 (opinfo, models, claims) and the probe of Python device runtimes. The protocol, JSON request lines in
-(one per request, served in turn until stdin closes) and one record per line out
-(PLAN/START/CASE/ITEM/BAD/RUNTIME/FATAL, each answer ending with DONE), is docs/python-worker.md.
+(one per request, served in turn until stdin closes) and one event per line out, a JSON object
+(plan/start/case/item/bad/runtime/fatal, each answer ending with done), is docs/python-worker.md.
 Everything a user's op prints on stdout goes to stderr, so it cannot corrupt the protocol.
 """
 from __future__ import annotations
 
-import ctypes
 import importlib
 import json
 import os
-import signal
 import sys
 import traceback
 
-from crossdev import python_suites
+from crossdev import child_process, python_suites
 from crossdev import runtimes as runtimes_table
 from crossdev.case_statuses import EXECUTIONS, STATUSES
 
@@ -28,74 +26,57 @@ SUITES = python_suites.SUITES
 
 
 class Protocol:
-    """The worker's side of the stream: one flushed line per record."""
+    """The worker's side of the stream: one event per line, a JSON object {"event": name, **fields}
+    (runner/worker_events.h reads them), flushed at once so the engine knows which case is running."""
 
     def __init__(self, stream):
         self._stream = stream
 
-    def line(self, text: str) -> None:
-        self._stream.write(text + "\n")
+    def send(self, event: str, **fields) -> None:
+        self._stream.write(child_process.event_line(event, **fields) + "\n")
         self._stream.flush()
 
     def plan(self, n: int) -> None:
-        self.line(f"PLAN {n}")
+        self.send("plan", count=n)
 
     def start(self, index: int, case_id: str) -> None:
-        self.line(f"START {index}\t{_escape(case_id)}")
+        self.send("start", index=index, id=str(case_id))
 
     def item(self, index: int, case_id: str, device_kind: str) -> None:
-        self.line(f"ITEM {index}\t{_escape(case_id)}\t{_escape(device_kind)}")
+        self.send("item", index=index, id=str(case_id), device_kind=str(device_kind))
 
     def bad(self, row: int, key: str, message: str) -> None:
-        self.line(f"BAD {row}\t{_escape(key)}\t{_escape(message)}")
+        self.send("bad", row=row, key=str(key), message=str(message))
 
     def fatal(self, message: str) -> None:
-        self.line("FATAL " + _escape(message))
+        self.send("fatal", message=str(message))
 
     def done(self) -> None:
-        self.line("DONE")
+        self.send("done")
 
     def case(self, case: dict) -> None:
-        self.line(encode_case(case))
-
-
-_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\x1f": "\\u", "\x1e": "\\v"})
-
-
-def _escape(text: str) -> str:
-    return str(text).translate(_ESCAPES)
+        self._stream.write(encode_case(case) + "\n")
+        self._stream.flush()
 
 
 def encode_case(case: dict) -> str:
-    """The engine's case record (runner/case_codec.cpp encode_case): CASE and 14 tab-separated fields, and a
-    15th with the case's `data` when it has any; status and execution by name (case_statuses.json).
-    The row's bookkeeping fields (row id, suite, source, intent, file, line) are left empty: the engine
-    fills them from the row it handed over."""
-    if case["status"] not in STATUSES or case.get("execution", "real") not in EXECUTIONS:
+    """The `case` event of one result (runner/worker_events.cpp case_from reads it): status and execution by
+    name (case_statuses.json), metrics as numbers (NaN too), details as strings, and the case's `data` (a JSON
+    object, written verbatim as the bundle case's `data`) when it has any. The row's bookkeeping (row id,
+    suite, source, intent, file, line) is left out: the engine fills it from the row it handed over."""
+    execution = case.get("execution", "real")
+    if case["status"] not in STATUSES or execution not in EXECUTIONS:
         raise ValueError(f"case {case['id']}: status {case['status']!r} / execution {case.get('execution')!r} "
                          f"is not one of case_statuses.json's {STATUSES} / {EXECUTIONS}")
-    metrics = "\x1f".join(f"{_escape(k)}\x1e{float(v)!r}" for k, v in case.get("metrics", {}).items())
-    details = "\x1f".join(f"{_escape(k)}\x1e{_escape(v)}" for k, v in case.get("details", {}).items())
-    fields = [case["id"], "", "", "", "", "", "0", case["status"], case.get("device", ""),
-              case.get("execution", "real"), case.get("message", ""),
-              f"{float(case.get('duration_s', 0.0)):.9g}"]
-    line = "CASE\t" + "\t".join(_escape(f) for f in fields) + "\t" + metrics + "\t" + details
-    if case.get("data"):  # structured results (a JSON object), written verbatim as the bundle case's `data`
-        line += "\t" + _escape(json.dumps(case["data"], allow_nan=False, separators=(",", ":")))
-    return line
-
-
-def _die_with_parent() -> None:
-    """Linux: SIGKILL when the engine that started us dies (as `crossdev run --worker` does)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        PR_SET_PDEATHSIG = 1
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass
-    parent = os.environ.get("CROSSDEV_PARENT_PID")  # the engine's one variable (runner/child_process.h)
-    if parent and str(os.getppid()) != parent:
-        os._exit(2)
+    event = {"event": "case", "id": str(case["id"]), "status": case["status"], "device": str(case.get("device", "")),
+             "execution": execution, "message": str(case.get("message", "")),
+             "duration_s": float(f"{float(case.get('duration_s', 0.0)):.9g}"),
+             "metrics": {str(k): float(v) for k, v in case.get("metrics", {}).items()},
+             "details": {str(k): str(v) for k, v in case.get("details", {}).items()}}
+    if case.get("data"):
+        json.dumps(case["data"], allow_nan=False)  # the bundle is strict JSON: a NaN inside `data` is a bug, here
+        event["data"] = case["data"]
+    return child_process.event_line(**event)
 
 
 def _protocol_stream():
@@ -145,15 +126,14 @@ def prepare_process(request: dict) -> str | None:
 
 
 def serve_runtimes(out: Protocol) -> None:
-    """The engine's probe of the Python runtimes (runner/python_runtimes.cpp): one RUNTIME line each."""
+    """The engine's probe of the Python runtimes (runner/python_runtimes.cpp): one `runtime` event each."""
     for report in runtimes_table.probe():
-        fields = ["RUNTIME", report["kind"], report["status"], str(report["count"]), report.get("summary", ""),
-                  report.get("reason", "")]
-        out.line("\t".join(_escape(f) for f in fields))
+        out.send("runtime", kind=report["kind"], status=report["status"], count=int(report["count"]),
+                 summary=report.get("summary", ""), reason=report.get("reason", ""))
 
 
 def serve(request: dict, out: Protocol) -> None:
-    """Answers one request; every answer, a FATAL one too, ends with DONE."""
+    """Answers one request; every answer, a fatal one too, ends with done."""
     if request.get("request") == "runtimes":
         serve_runtimes(out)
         return
@@ -191,8 +171,8 @@ def serve(request: dict, out: Protocol) -> None:
 
 def main() -> int:
     """Serves the engine's requests, one JSON object per line, until stdin closes (exit 0). A bug in
-    the worker ends it (exit 2) after its FATAL: what it had set up can no longer be trusted."""
-    _die_with_parent()
+    the worker ends it (exit 2) after its fatal event: what it had set up can no longer be trusted."""
+    child_process.die_with_parent()  # the engine's CROSSDEV_PARENT_PID (runner/child_process.h)
     out = Protocol(_protocol_stream())
     served = 0
     for line in iter(sys.stdin.readline, ""):

@@ -2,22 +2,22 @@
 crossdev.opinfo.cpu_capability with ATEN_CPU_CAPABILITY set: runs serialised OpInfo samples under that
 capability, after loading the run's --load-library libraries (so a user's CPU kernels are the ones judged).
 
-Protocol on stdout (what the ops print goes to stderr): `READY <torch.backends.cpu.get_cpu_capability()>`
-once the jobs are loaded; then for each job index read from stdin, `DONE <index>` once
-OUT_DIR/<capability>_<index>.pt holds one record per sample: {"index", "shapes", "status": "ok" |
+Events on stdout (docs/python-worker.md; what the ops print goes to stderr): `ready` (`capability`:
+torch.backends.cpu.get_cpu_capability()) once the jobs are loaded; then for each job index read from stdin,
+`done` (`index`) once OUT_DIR/<capability>_<index>.pt holds one record per sample: {"index", "shapes", "status": "ok" |
 "raised", "result" (outputs, or gradients for a backward job), "digest" (of the result's bytes),
 "message"}. Exits at end of input."""
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import os
 import pickle
-import signal
 import sys
 
 import torch
 from torch.utils._pytree import tree_flatten, tree_map
+
+from crossdev import child_process
 
 from .samples import _call
 
@@ -101,16 +101,8 @@ def run_job(job, capability, index, out_dir) -> None:
     os.replace(path + ".tmp", path)
 
 
-def _die_with_parent() -> None:
-    """Linux: SIGKILL when the opinfo worker that started us dies (the engine kills it on a timeout)."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
 def main(argv) -> int:
-    _die_with_parent()
+    child_process.die_with_parent()  # the opinfo worker that started us (the engine kills it on a timeout)
     jobs_file, out_dir, libraries = argv[0], argv[1], argv[2:]
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
@@ -119,11 +111,11 @@ def main(argv) -> int:
     for path in libraries:
         torch.ops.load_library(path)
     jobs = torch.load(jobs_file, weights_only=False)
-    protocol.write(f"READY {torch.backends.cpu.get_cpu_capability()}\n")
+    protocol.write(child_process.event_line("ready", capability=torch.backends.cpu.get_cpu_capability()) + "\n")
     for line in sys.stdin:
         index = int(line)
         run_job(jobs[index], capability, index, out_dir)
-        protocol.write(f"DONE {index}\n")
+        protocol.write(child_process.event_line("done", index=index) + "\n")
     return 0
 
 

@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 
+from crossdev import child_process
+
 from . import open_contract, row_check
 from .tolerances import tolerance_for
 
@@ -113,22 +115,27 @@ def _job(op, name, dtype_name, check, variant, max_samples, seed):
 
 
 class _Process:
-    """One capability's crossdev.opinfo.capability_worker: READY <torch's capability>, then one job per line."""
+    """One capability's crossdev.opinfo.capability_worker (a child_process.start): its `ready` event (torch's
+    capability), then one job per line, each answered by `done`."""
 
     def __init__(self, capability, jobs_file, out_dir, libraries=()):
         self.capability, self.jobs_file, self.out_dir = capability, jobs_file, out_dir
-        env = dict(os.environ, ATEN_CPU_CAPABILITY=capability)
-        self.proc = subprocess.Popen([sys.executable, "-m", "crossdev.opinfo.capability_worker", jobs_file, out_dir,
-                                      *libraries],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
-        self.reported = None
-        line = self._line(READY_TIMEOUT_S)
-        if line and line.startswith("READY "):
-            self.reported = line.split()[1]
+        self.proc = child_process.start([sys.executable, "-m", "crossdev.opinfo.capability_worker", jobs_file, out_dir,
+                                         *libraries], env=dict(os.environ, ATEN_CPU_CAPABILITY=capability),
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.reported, self.last_line = None, ""
+        event = self._event(READY_TIMEOUT_S)
+        if event and event["event"] == "ready":
+            self.reported = str(event.get("capability"))
 
-    def _line(self, timeout):
+    def _event(self, timeout):
+        """The next event, {} for a line that is none (the process ended: an empty line), None after `timeout`."""
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        return self.proc.stdout.readline().strip() if ready else None
+        if not ready:
+            return None
+        self.last_line = self.proc.stdout.readline().strip()
+        events = child_process.read_events(self.last_line)
+        return events[0] if events else {"event": ""}
 
     def alive(self):
         return self.reported is not None and self.proc.poll() is None
@@ -140,14 +147,15 @@ class _Process:
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             return "the capability process had died"
-        line = self._line(timeout)
-        if line == f"DONE {index}":
+        event = self._event(timeout)
+        if event and event["event"] == "done" and event.get("index") == index:
             return None
+        timed_out = event is None and self.proc.poll() is None  # asked before close() kills it
         self.close()
-        if line is None and self.proc.returncode is None:
+        if timed_out:
             return f"timed out after {timeout:.0f} s (case_timeout)"
         code = self.proc.returncode
-        return f"killed by signal {-code}" if code is not None and code < 0 else f"died (exit {code}, {line!r})"
+        return f"killed by signal {-code}" if code is not None and code < 0 else f"died (exit {code}, {self.last_line!r})"
 
     def close(self):
         if self.proc.poll() is None:

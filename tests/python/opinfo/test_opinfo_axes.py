@@ -14,14 +14,7 @@ from test_opinfo_worker import run_request, worker
 
 
 def _cases(lines):
-    out = {}
-    for line in lines:
-        if line.startswith("CASE\t"):
-            f = line.split("\t")
-            metrics = dict(kv.split("\x1e") for kv in f[13].split("\x1f")) if f[13] else {}
-            details = dict(kv.split("\x1e") for kv in f[14].split("\x1f")) if f[14] else {}
-            out[f[1]] = {"status": f[8], "execution": f[10], "message": f[11], "metrics": metrics, "details": details}
-    return out
+    return {e["id"]: e for e in lines if e["event"] == "case"}
 
 
 def test_each_capability_runs_the_same_samples_in_its_own_process_against_the_golden():
@@ -30,7 +23,7 @@ def test_each_capability_runs_the_same_samples_in_its_own_process_against_the_go
     from crossdev.opinfo.cpu_capability import unavailable_reason
     rc, lines, err = worker(run_request(opinfo="softmax", cpu_capabilities=["default", "avx2"], max_samples=4))
     assert rc == 0, err
-    assert lines[0] == "PLAN 1" and lines[-1] == "DONE", lines
+    assert lines[0] == {"event": "plan", "count": 1} and lines[-1] == {"event": "done"}, lines
     (case_id, case), = _cases(lines).items()
     assert case_id == "t.row/softmax/cpu@avx2/float32/forward", "one case per op x capability x dtype x check"
     if unavailable_reason("avx2"):
@@ -104,6 +97,24 @@ def test_a_capability_beyond_the_tolerance_fails_and_one_that_raises_is_an_error
     raised = _runner_comparing(golden, [_record(0, x, "a"), {"index": 1, "shapes": [(3,)], "status": "raised",
                                                              "message": "RuntimeError: boom"}])
     assert raised["status"] == "error" and "raised under avx2 but not under default: RuntimeError: boom" in raised["message"]
+
+
+def test_a_capability_process_that_hangs_is_killed_and_the_case_says_it_timed_out(tmp_path):
+    """time.sleep as the op (60 s) under a 2 s case timeout: the process is killed and the reason is the timeout,
+    not the SIGKILL that ended it."""
+    import time
+    from crossdev.opinfo.cpu_capability import _Process
+    job = {"name": "sleep", "variant": "function", "check": "forward", "op": pickle.dumps(time.sleep),
+           "inplace": None, "samples": [{"index": 0, "input": 60, "args": (), "kwargs": {}, "shapes": [()]}],
+           "golden_raised": 0}
+    torch.save([job], tmp_path / "jobs.pt")
+    process = _Process("default", str(tmp_path / "jobs.pt"), str(tmp_path))
+    try:
+        assert process.reported == "DEFAULT"
+        assert process.run(0, timeout=2) == "timed out after 2 s (case_timeout)"
+        assert not process.alive()
+    finally:
+        process.close()
 
 
 def test_a_capability_process_that_dies_is_that_cases_crash_not_the_rows(tmp_path):

@@ -69,12 +69,13 @@ def test_the_check_judges_globs_from_the_cached_names_without_importing_op_db(tm
             super().__init__(None)
             self.lines = []
 
-        def line(self, text):
-            self.lines.append(text)
+        def send(self, event, **fields):
+            self.lines.append({"event": event, **fields})
     out = Out()
     suite.check({"rows": [{"id": "a", "opinfo": "made_up_op"}, {"id": "b", "opinfo": "add"}]}, out)
-    assert len(out.lines) == 1 and out.lines[0].startswith("BAD 1\topinfo\tno OpInfo named 'add'"), out.lines
-    assert "(1 OpInfos)" in out.lines[0], out.lines
+    assert len(out.lines) == 1 and out.lines[0]["event"] == "bad", out.lines
+    assert (out.lines[0]["row"], out.lines[0]["key"]) == (1, "opinfo"), out.lines
+    assert out.lines[0]["message"].startswith("no OpInfo named 'add'") and "(1 OpInfos)" in out.lines[0]["message"], out.lines
 
 
 def test_manual_seed_without_lazy_seeding_leaves_the_generators_as_torch_does(monkeypatch):

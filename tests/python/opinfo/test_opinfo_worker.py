@@ -10,14 +10,19 @@ import pytest
 from conftest import BUILD_DIR, INSTALLED
 
 
+def events_of(stdout):
+    """The worker's events (docs/python-worker.md), one JSON object per line; every line must be one."""
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
 def worker(request, timeout=240):
-    """Run one request through a fresh worker: (returncode, protocol lines, stderr)."""
+    """Run one request through a fresh worker: (returncode, its events, stderr)."""
     env = dict(os.environ)
     if not INSTALLED:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BUILD_DIR / "python"), env.get("PYTHONPATH")]))
     proc = subprocess.run([sys.executable, "-m", "crossdev.worker"], input=json.dumps(request) + "\n",
                           capture_output=True, text=True, env=env, timeout=timeout)
-    return proc.returncode, proc.stdout.rstrip("\n").split("\n"), proc.stderr  # not splitlines(): \x1e is a record separator
+    return proc.returncode, events_of(proc.stdout), proc.stderr
 
 
 def row(**fields):
@@ -37,40 +42,32 @@ def test_check_names_every_bad_value_with_the_valid_choices():
                              "rows": [row(opinfo="addd", dtypes=["float33"], checks=["sideways"]),
                                       row(opinfo="zzz*"), row(opinfo="add")]})
     assert rc == 0, err
-    assert lines[-1] == "DONE"
-    bad = [line.split("\t") for line in lines if line.startswith("BAD ")]
-    assert bad[0][:2] == ["BAD 0", "opinfo"] and "no OpInfo named 'addd'" in bad[0][2] and "nearest: add" in bad[0][2]
-    assert bad[1][:2] == ["BAD 0", "dtypes"] and "'float33'" in bad[1][2] and "float32" in bad[1][2]
-    assert bad[2][:2] == ["BAD 0", "checks"] and "forward, backward" in bad[2][2]
-    assert bad[3][:2] == ["BAD 1", "opinfo"] and "selects no OpInfo" in bad[3][2]
+    assert lines[-1] == {"event": "done"}
+    bad = [(e["row"], e["key"], e["message"]) for e in lines if e["event"] == "bad"]
+    assert bad[0][:2] == (0, "opinfo") and "no OpInfo named 'addd'" in bad[0][2] and "nearest: add" in bad[0][2]
+    assert bad[1][:2] == (0, "dtypes") and "'float33'" in bad[1][2] and "float32" in bad[1][2]
+    assert bad[2][:2] == (0, "checks") and "forward, backward" in bad[2][2]
+    assert bad[3][:2] == (1, "opinfo") and "selects no OpInfo" in bad[3][2]
     assert len(bad) == 4, "row 2 (add) is good"
 
 
-def test_run_streams_plan_start_case_done_in_the_engines_record_format():
+def test_run_streams_plan_start_case_done_as_the_engines_events():
     rc, lines, err = worker(run_request(opinfo="add", checks=["forward", "backward"]))
     assert rc == 0, err
-    assert lines[0] == "PLAN 2"
-    assert lines[1] == "START 0\tt.row/add/cpu/float32/forward"
-    fields = lines[2].split("\t")
-    assert fields[0] == "CASE" and len(fields) == 15, "runner/case_codec.cpp's record: CASE and 14 fields"
-    assert fields[1] == "t.row/add/cpu/float32/forward"
-    assert fields[8] == "pass", f"the status by name (case_statuses.json): {lines[2]!r}"
-    assert fields[10] == "real", "the execution by name"
-    metrics = dict(kv.split("\x1e") for kv in fields[13].split("\x1f"))
-    assert float(metrics["samples"]) == 2, "max_samples: 2 of op_db's many samples of add"
-    details = dict(kv.split("\x1e") for kv in fields[14].split("\x1f"))
-    assert details["tolerance_source"] == "crossdev per-dtype table"
-    assert lines[3] == "START 1\tt.row/add/cpu/float32/backward"
-    assert lines[-1] == "DONE" and len(lines) == 6
+    assert lines[0] == {"event": "plan", "count": 2}
+    assert lines[1] == {"event": "start", "index": 0, "id": "t.row/add/cpu/float32/forward"}
+    case = lines[2]
+    assert case["event"] == "case" and case["id"] == "t.row/add/cpu/float32/forward"
+    assert case["status"] == "pass", f"the status by name (case_statuses.json): {case!r}"
+    assert case["execution"] == "real", "the execution by name"
+    assert case["metrics"]["samples"] == 2, "max_samples: 2 of op_db's many samples of add"
+    assert case["details"]["tolerance_source"] == "crossdev per-dtype table"
+    assert lines[3] == {"event": "start", "index": 1, "id": "t.row/add/cpu/float32/backward"}
+    assert lines[-1] == {"event": "done"} and len(lines) == 6
 
 
 def _cases(lines):
-    out = {}
-    for line in lines:
-        if line.startswith("CASE\t"):
-            fields = line.split("\t")
-            out[fields[1]] = {"status": fields[8], "message": fields[11]}
-    return out
+    return {e["id"]: e for e in lines if e["event"] == "case"}
 
 
 def test_variants_are_separate_cases_and_a_missing_form_is_skipped_with_the_reason():
@@ -107,9 +104,9 @@ def test_the_workers_glob_is_the_engines():
 def test_run_resumes_at_the_start_index_after_a_crash():
     rc, lines, err = worker(run_request(start=1, checks=["forward", "backward"]))
     assert rc == 0, err
-    assert lines[0] == "PLAN 2", "the plan is the whole row's, so the engine knows where it stands"
-    assert lines[1].startswith("START 1\t") and lines[-1] == "DONE"
-    assert not any(line.startswith("START 0") for line in lines)
+    assert lines[0] == {"event": "plan", "count": 2}, "the plan is the whole row's, so the engine knows where it stands"
+    assert lines[1]["event"] == "start" and lines[1]["index"] == 1 and lines[-1] == {"event": "done"}
+    assert [e["index"] for e in lines if e["event"] == "start"] == [1]
 
 
 def test_a_library_that_cannot_load_is_fatal_naming_it_before_the_suite_runs(tmp_path):
@@ -119,13 +116,15 @@ def test_a_library_that_cannot_load_is_fatal_naming_it_before_the_suite_runs(tmp
     not_a_library.write_text("not an ELF file")
     rc, lines, err = worker(dict(run_request(), libraries=[str(not_a_library)]))
     assert rc == 0, err
-    assert lines[0].startswith(f"FATAL cannot load '{not_a_library}' (--load-library)"), lines
-    assert lines[1:] == ["DONE"], "nothing of the suite ran"
+    assert lines[0]["event"] == "fatal", lines
+    assert lines[0]["message"].startswith(f"cannot load '{not_a_library}' (--load-library)"), lines
+    assert lines[1:] == [{"event": "done"}], "nothing of the suite ran"
 
 
 def test_an_unknown_suite_is_fatal_naming_the_suites():
     rc, lines, err = worker({"request": "run", "suite": "nosuch"})
-    assert lines == ["FATAL unknown Python suite 'nosuch'; expected one of claims, models, opinfo", "DONE"]
+    assert lines == [{"event": "fatal", "message": "unknown Python suite 'nosuch'; expected one of claims, models, opinfo"},
+                     {"event": "done"}]
 
 
 def test_a_request_that_is_not_json_is_fatal():
@@ -135,8 +134,9 @@ def test_a_request_that_is_not_json_is_fatal():
     proc = subprocess.run([sys.executable, "-m", "crossdev.worker"], input="{not json\n", capture_output=True,
                           text=True, env=env, timeout=60)
     assert proc.returncode == 0, "a bad request is answered; the worker goes on serving"
-    lines = proc.stdout.rstrip("\n").split("\n")
-    assert lines[0].startswith("FATAL the request is not JSON") and lines[1:] == ["DONE"], lines
+    lines = events_of(proc.stdout)
+    assert lines[0]["event"] == "fatal" and lines[0]["message"].startswith("the request is not JSON"), lines
+    assert lines[1:] == [{"event": "done"}], lines
 
 
 def test_no_request_at_all_is_fatal():
@@ -146,12 +146,13 @@ def test_no_request_at_all_is_fatal():
     proc = subprocess.run([sys.executable, "-m", "crossdev.worker"], input="", capture_output=True, text=True,
                           env=env, timeout=60)
     assert proc.returncode == 2
-    assert proc.stdout.startswith("FATAL no request on stdin"), proc.stdout
+    (fatal,) = events_of(proc.stdout)
+    assert fatal["event"] == "fatal" and fatal["message"].startswith("no request on stdin"), proc.stdout
 
 
 def test_one_worker_serves_requests_in_turn_each_answer_ending_with_done():
     """The engine keeps one worker per process (runner/python_rows.h): it reads a request, answers it
-    up to DONE, then reads the next, until its stdin closes; a FATAL answer does not end it."""
+    up to `done`, then reads the next, until its stdin closes; a `fatal` answer does not end it."""
     env = dict(os.environ)
     if not INSTALLED:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BUILD_DIR / "python"), env.get("PYTHONPATH")]))
@@ -160,18 +161,18 @@ def test_one_worker_serves_requests_in_turn_each_answer_ending_with_done():
                           input="".join(json.dumps(r) + "\n" for r in requests), capture_output=True, text=True,
                           env=env, timeout=240)
     assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.rstrip("\n").split("\n")
+    lines = events_of(proc.stdout)
     answers, current = [], []
     for line in lines:
         current.append(line)
-        if line == "DONE":
+        if line == {"event": "done"}:
             answers.append(current)
             current = []
     assert current == [] and len(answers) == 3, lines
-    assert answers[0][0] == "PLAN 1" and answers[0][2].split("\t")[1] == "t.row/add/cpu/float32/forward"
-    assert answers[1][0].startswith("FATAL unknown Python suite 'nosuch'")
-    assert answers[2][0] == "PLAN 1" and answers[2][2].split("\t")[1] == "t.row/sin/cpu/float32/forward"
-    assert answers[2][2].split("\t")[8] == "pass"
+    assert answers[0][0] == {"event": "plan", "count": 1} and answers[0][2]["id"] == "t.row/add/cpu/float32/forward"
+    assert answers[1][0]["event"] == "fatal" and answers[1][0]["message"].startswith("unknown Python suite 'nosuch'")
+    assert answers[2][0] == {"event": "plan", "count": 1} and answers[2][2]["id"] == "t.row/sin/cpu/float32/forward"
+    assert answers[2][2]["status"] == "pass"
 
 
 @pytest.fixture(scope="module")
@@ -200,8 +201,8 @@ def test_selection_problems_name_the_nearest_matches(op_db):
 def test_a_row_that_selects_nothing_is_fatal_at_run_time_too():
     rc, lines, err = worker(run_request(opinfo="nosuchop*"))
     assert rc == 0, err
-    assert lines[0].startswith("FATAL the glob 'nosuchop*' selects no OpInfo"), lines
-    assert lines[1:] == ["DONE"], "no PLAN: never an empty, silently green row"
+    assert lines[0]["event"] == "fatal" and lines[0]["message"].startswith("the glob 'nosuchop*' selects no OpInfo"), lines
+    assert lines[1:] == [{"event": "done"}], "no plan: never an empty, silently green row"
 
 
 def test_shards_split_the_ops_disjointly_and_together_plan_every_case(op_db):

@@ -1,0 +1,196 @@
+// The workers' one vocabulary (runner/worker_events.h): every record is an event, one JSON object per line,
+// read by util/json_value.h. A result crosses the process boundary whole: every field, statuses and
+// executions by name (never an ordinal), NaN metrics, any text, and `data` verbatim.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "runner/worker_events.h"
+#include "util/json_value.h"
+
+namespace crossdev::conformance {
+namespace {
+
+// `line` with the first `"key":"old"` member's value replaced by `value` (JSON text).
+std::string with_member(std::string line, const std::string& key, const std::string& old, const std::string& value) {
+  const std::string from = "\"" + key + "\":\"" + old + "\"";
+  const std::size_t at = line.find(from);
+  EXPECT_NE(at, std::string::npos) << from << " in " << line;
+  return at == std::string::npos ? line : line.replace(at, from.size(), "\"" + key + "\":" + value);
+}
+
+CaseResult full_case() {
+  CaseResult r;
+  r.id = "row/add/cuda/float32/forward";
+  r.row_id = "row";
+  r.suite = "opinfo";
+  r.source = "seed 000";
+  r.intent = "tab\there, newline\nthere, quote \" and backslash \\";
+  r.file = "matrices/opinfo/ops.yaml";
+  r.line = 42;
+  r.status = Status::XPass;
+  r.device = "cuda:0";
+  r.execution = Execution::Simulated;
+  r.message = "non-ASCII: \xc3\xa9 \xe2\x88\x9e \xf0\x9f\x98\x80, a control \x01 and the separators \x1e\x1f";
+  r.metrics = {{"max_abs", 0.1}, {"max_ulp", std::numeric_limits<double>::quiet_NaN()},
+               {"max_rel", std::numeric_limits<double>::infinity()}, {"tiny", 4.9406564584124654e-324}};
+  r.details = {{"expected", "[1, 2]"}, {"actual", "{\"not\": \"data\"}"}};
+  r.data_json = "{\"layers\":[{\"name\":\"fc\",\"max_abs\":1.5e-07}],\"steps\":3}";
+  r.duration_s = 0.123456789;
+  return r;
+}
+
+TEST(WorkerEvents, ACaseCrossesWholeEveryFieldAndDataVerbatim) {
+  const CaseResult r = full_case();
+  const std::string line = case_event(r);
+  EXPECT_EQ(line.find('\n'), std::string::npos) << "one line";
+  const auto event = read_event(line);
+  ASSERT_TRUE(event.has_value()) << line;
+  EXPECT_EQ(event->name, "case");
+  const auto back = case_from(*event);
+  ASSERT_TRUE(back.has_value()) << line;
+  EXPECT_EQ(back->id, r.id);
+  EXPECT_EQ(back->row_id, r.row_id);
+  EXPECT_EQ(back->suite, r.suite);
+  EXPECT_EQ(back->source, r.source);
+  EXPECT_EQ(back->intent, r.intent);
+  EXPECT_EQ(back->file, r.file);
+  EXPECT_EQ(back->line, 42);
+  EXPECT_EQ(back->status, Status::XPass);
+  EXPECT_EQ(back->device, r.device);
+  EXPECT_EQ(back->execution, Execution::Simulated);
+  EXPECT_EQ(back->message, r.message);
+  EXPECT_DOUBLE_EQ(back->duration_s, r.duration_s);
+  ASSERT_EQ(back->metrics.size(), 4u);
+  EXPECT_EQ(back->metrics[0], r.metrics[0]);
+  EXPECT_EQ(back->metrics[1].first, "max_ulp");
+  EXPECT_TRUE(std::isnan(back->metrics[1].second)) << "a NaN metric stays NaN";
+  EXPECT_EQ(back->metrics[2], r.metrics[2]);
+  EXPECT_EQ(back->metrics[3], r.metrics[3]) << "the smallest subnormal, exactly";
+  EXPECT_EQ(back->details, r.details);
+  EXPECT_EQ(back->data_json, r.data_json) << "data reaches the bundle as written";
+}
+
+TEST(WorkerEvents, StatusAndExecutionTravelByName) {
+  const auto event = read_event(case_event(full_case()));
+  ASSERT_TRUE(event.has_value());
+  EXPECT_EQ(event->body.string_or("status"), "xpass");
+  EXPECT_EQ(event->body.string_or("execution"), "simulated");
+}
+
+TEST(WorkerEvents, AnOrdinalOrAnUnknownNameIsAMalformedCase) {
+  CaseResult r;
+  r.id = "row/case";
+  const std::string line = case_event(r);
+  auto decode = [](const std::string& text) {
+    const auto e = read_event(text);
+    return e ? case_from(*e) : std::nullopt;
+  };
+  ASSERT_TRUE(decode(line).has_value());
+  EXPECT_FALSE(decode(with_member(line, "status", "pass", "3")).has_value()) << "the old ordinal of xpass";
+  EXPECT_FALSE(decode(with_member(line, "status", "pass", "\"passed\"")).has_value());
+  EXPECT_FALSE(decode(with_member(line, "execution", "real", "1")).has_value()) << "the old ordinal of simulated";
+  EXPECT_FALSE(decode(with_member(line, "execution", "real", "\"\"")).has_value());
+  EXPECT_FALSE(decode(with_member(line, "id", "row/case", "null")).has_value()) << "a case names itself";
+}
+
+TEST(WorkerEvents, DataThatIsNoObjectIsRefused) {
+  CaseResult r;
+  r.id = "row/case";
+  r.data_json = "{\"a\":1}";
+  const std::string line = case_event(r);
+  for (const std::string& data : {"[1]", "1", "\"{}\"", "null"}) {
+    std::string bad = line;
+    bad.replace(bad.find("{\"a\":1}"), 7, data);
+    const auto e = read_event(bad);
+    ASSERT_TRUE(e.has_value()) << bad;
+    EXPECT_FALSE(case_from(*e).has_value()) << "data " << data << " would break the bundle's structure";
+  }
+}
+
+TEST(WorkerEvents, ALineThatIsNoEventIsNone) {
+  for (const std::string& line : {"", "DONE", "CASE\tr/c\t\t\t", "[\"event\"]", "{\"event\": 1}", "{\"name\":\"done\"}",
+                                  "{\"event\":\"done\"", "{\"event\":\"done\"} trailing"})
+    EXPECT_FALSE(read_event(line).has_value()) << line;
+  const auto done = read_event(event_line("done"));
+  ASSERT_TRUE(done.has_value());
+  EXPECT_EQ(done->name, "done");
+  const auto row = read_event(event_line("row", "index", 7));
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->index_or("index", -1), 7);
+  EXPECT_EQ(row->index_or("missing", -1), -1);
+  EXPECT_FALSE(case_from(*row).has_value()) << "a row event is no case";
+}
+
+TEST(WorkerEvents, AnOpLogEntryCrossesWhole) {
+  manager::OpLogEntry entry;
+  entry.ts_ms = 12.5;
+  entry.duration_us = 3.25;
+  entry.category = "attempt";
+  entry.op = "matmul";
+  entry.device = "cuda:0";
+  entry.outcome = "recovered";
+  entry.fields = {{"reason", "out of memory\ttried 2 GiB"}, {"to", "cpu"}};
+  const auto event = read_event(oplog_event(entry));
+  ASSERT_TRUE(event.has_value());
+  EXPECT_FALSE(case_from(*event).has_value());
+  const auto back = oplog_from(*event);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->ts_ms, 12.5);
+  EXPECT_EQ(back->duration_us, 3.25);
+  EXPECT_EQ(back->category, "attempt");
+  EXPECT_EQ(back->op, "matmul");
+  EXPECT_EQ(back->device, "cuda:0");
+  EXPECT_EQ(back->outcome, "recovered");
+  EXPECT_EQ(back->fields, entry.fields);
+}
+
+// What Python's json.dumps writes reads as Python reads it.
+TEST(JsonValue, ReadsPythonsJsonDialect) {
+  const std::string text =
+      R"({"s":"\u00e9\ud83d\ude00\t\"\\\/","lone":"\ud800x","n":[-0.5e-3,1E2,NaN,Infinity,-Infinity],"t":true,"f":false,"z":null,"o":{}})";
+  const auto v = json::parse(text);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->string_or("s"), "\xc3\xa9\xf0\x9f\x98\x80\t\"\\/") << "a surrogate pair is one code point";
+  EXPECT_EQ(v->string_or("lone"), "\xef\xbf\xbdx") << "a lone surrogate is U+FFFD";
+  const json::Value* n = v->find("n");
+  ASSERT_NE(n, nullptr);
+  ASSERT_EQ(n->items.size(), 5u);
+  EXPECT_EQ(n->items[0].number, -0.5e-3);
+  EXPECT_EQ(n->items[1].number, 100.0);
+  EXPECT_TRUE(std::isnan(n->items[2].number));
+  EXPECT_EQ(n->items[3].number, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(n->items[4].number, -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(v->find("t")->boolean);
+  EXPECT_TRUE(v->find("f")->is(json::Value::Type::Bool));
+  EXPECT_TRUE(v->find("z")->is(json::Value::Type::Null));
+  EXPECT_EQ(text.substr(v->find("o")->begin, v->find("o")->end - v->find("o")->begin), "{}");
+}
+
+TEST(JsonValue, MalformedTextSaysWhereAndWhatWasExpected) {
+  const struct {
+    const char* text;
+    const char* error;
+  } cases[] = {
+      {"{\"a\" 1}", "offset 5: expected ':' after a member name"},
+      {"[1,]", "offset 3: expected a value (object, array, string, number, true, false or null)"},
+      {"\"ab", "offset 3: expected the closing '\"' of a string"},
+      {"\"a\\x\"", "offset 3: expected one of"},
+      {"{} {}", "offset 3: expected the end of the text after its one value"},
+      {"1.", "offset 2: expected digits after a decimal point"},
+      {"\"a\nb\"", "offset 2: expected no raw control character inside a string"},
+  };
+  for (const auto& c : cases) {
+    std::string error;
+    EXPECT_FALSE(json::parse(c.text, &error).has_value()) << c.text;
+    EXPECT_EQ(error.rfind(c.error, 0), 0u) << c.text << " -> " << error;
+  }
+  std::string error;
+  EXPECT_FALSE(json::parse(std::string(100000, '['), &error).has_value()) << "deep nesting is refused, not a crash";
+  EXPECT_NE(error.find("at most 256 nested"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace crossdev::conformance

@@ -21,7 +21,7 @@
 #include "device/device_kind.h"
 #include "device/device_spec.h"
 #include "spec/bench_values.h"
-#include "yaml/matrix_file.h"
+#include "matrix/matrix_file.h"
 #include "ops/op_spec.h"
 #include "policy/decision.h"
 #include "policy/preset.h"

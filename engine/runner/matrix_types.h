@@ -1,7 +1,7 @@
 #pragma once
-// The harness reads matrices with crossdev_yaml (impl/yaml/matrix_file.h); these are its names
+// The engine reads matrices with crossdev_matrix (engine/matrix/matrix_file.h, on crossdev_yaml); these are its names
 // for that library's rows, files and schemas. Errors are crossdev::YamlError.
-#include "yaml/matrix_file.h"
+#include "matrix/matrix_file.h"
 
 namespace crossdev::conformance {
 

@@ -1,4 +1,4 @@
-#include "yaml/matrix_file.h"
+#include "matrix/matrix_file.h"
 
 #include <algorithm>
 #include <set>

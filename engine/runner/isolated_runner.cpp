@@ -1,7 +1,6 @@
 #include "runner/isolated_runner.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,9 +9,10 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "runner/worker_events.h"
 #include "runner/child_process.h"
+#include "runner/event_stream.h"
 #include "runner/interrupt.h"
+#include "runner/worker_events.h"
 
 
 namespace crossdev::conformance {
@@ -75,7 +75,7 @@ void reap(const Worker& w, int* status) {
 // is complete (the next `row` event or `done`), so a row cut short never reports half of its cases.
 long read_worker(Worker& w, const IsolationOptions& opt, const ResultCallback& emit, std::string* failure,
                  long* in_flight) {
-  std::string buffer;
+  EventStream events(w.fd);
   long current = -1;
   bool done = false;
   std::vector<CaseResult> row_cases;
@@ -84,61 +84,44 @@ long read_worker(Worker& w, const IsolationOptions& opt, const ResultCallback& e
     row_cases.clear();
   };
   auto row_started = std::chrono::steady_clock::now();
-  const int stop = stop_fd();
-  for (;;) {
-    if (stop_signal() != 0 && !done) {
-      kill_worker(w);
-      int status = 0;
-      reap(w, &status);
-      ::close(w.fd);
-      *in_flight = current;
-      return kInterrupted;
-    }
-    pollfd p[2] = {{w.fd, POLLIN, 0}, {stop, POLLIN, 0}};
+  for (bool reading = true; reading;) {
     const double left_s = opt.row_timeout_s -
                           std::chrono::duration<double>(std::chrono::steady_clock::now() - row_started).count();
-    const int ready = ::poll(p, stop >= 0 ? 2 : 1, left_s <= 0 ? 0 : static_cast<int>(left_s * 1000) + 1);
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
-    }
-    if (ready == 0) {  // timed out: the row in flight hangs
-      kill_worker(w);
-      int status = 0;
-      reap(w, &status);
-      ::close(w.fd);
-      char msg[96];
-      std::snprintf(msg, sizeof msg, "timed out after %.0f s (worker killed)", opt.row_timeout_s);
-      *failure = msg;
-      return current < 0 ? kDiedBeforeAnyRow : current;
-    }
-    if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;  // only the stop pipe: checked above
-    char chunk[65536];
-    const ssize_t n = ::read(w.fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    buffer.append(chunk, static_cast<std::size_t>(n));
-    std::size_t nl;
-    while ((nl = buffer.find('\n')) != std::string::npos) {
-      const std::string line = buffer.substr(0, nl);
-      buffer.erase(0, nl + 1);
-      const auto event = read_event(line);
-      if (!event) continue;  // not an event: a malformed line is never a result
-      if (event->name == "row") {
-        flush_row();
-        current = event->index_or("index", -1);
-        row_started = std::chrono::steady_clock::now();
-      } else if (event->name == "done") {
-        flush_row();
-        done = true;
-      } else if (auto r = case_from(*event)) {
-        row_cases.push_back(std::move(*r));
-      } else if (auto e = oplog_from(*event)) {
-        manager::OpLog::global().record(std::move(*e));
+    WorkerEvent event;
+    switch (events.next(&event, left_s, /*stoppable=*/!done)) {
+      case EventStream::Read::Stopped: {
+        kill_worker(w);
+        int status = 0;
+        reap(w, &status);
+        *in_flight = current;
+        return kInterrupted;
       }
+      case EventStream::Read::Timeout: {  // the row in flight hangs
+        kill_worker(w);
+        int status = 0;
+        reap(w, &status);
+        char msg[96];
+        std::snprintf(msg, sizeof msg, "timed out after %.0f s (worker killed)", opt.row_timeout_s);
+        *failure = msg;
+        return current < 0 ? kDiedBeforeAnyRow : current;
+      }
+      case EventStream::Read::End: reading = false; break;
+      case EventStream::Read::Event:
+        if (event.name == "row") {
+          flush_row();
+          current = event.index_or("index", -1);
+          row_started = std::chrono::steady_clock::now();
+        } else if (event.name == "done") {
+          flush_row();
+          done = true;
+        } else if (auto r = case_from(event)) {
+          row_cases.push_back(std::move(*r));
+        } else if (auto e = oplog_from(event)) {
+          manager::OpLog::global().record(std::move(*e));
+        }
+        break;
     }
   }
-  ::close(w.fd);
   int status = 0;
   reap(w, &status);
   const bool clean_exit = WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 1);

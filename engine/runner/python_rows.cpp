@@ -50,20 +50,18 @@ void write_worker_kinds(json::Writer& w, const Row& row, const RunContext& ctx) 
 std::vector<PlannedCase> plan_python_row(const std::string& request, const Row& row, const char* fatal_key) {
   PythonWorker& worker = send_to_session(request);
   std::vector<PlannedCase> cases;
-  std::string line;
+  WorkerEvent event;
   bool done = false;
-  while (!done && worker.next_line(&line, 600) == PythonWorker::Read::Line) {
-    const auto event = read_event(line);
-    if (!event) continue;
-    if (event->name == "item") {
+  while (!done && worker.next_event(&event, 600) == PythonWorker::Read::Event) {
+    if (event.name == "item") {
       PlannedCase c;
-      c.id = event->body.string_or("id");
-      c.device_kind = event->body.string_or("device_kind");
+      c.id = event.body.string_or("id");
+      c.device_kind = event.body.string_or("device_kind");
       cases.push_back(std::move(c));
-    } else if (event->name == "fatal") {
+    } else if (event.name == "fatal") {
       end_session_worker(true);  // its `done` is not read: the next request gets a fresh worker
-      throw YamlError(row.where(fatal_key), "row '" + row.id() + "': " + event->body.string_or("message"));
-    } else if (event->name == "done") {
+      throw YamlError(row.where(fatal_key), "row '" + row.id() + "': " + event.body.string_or("message"));
+    } else if (event.name == "done") {
       done = true;
     }
   }
@@ -74,21 +72,19 @@ std::vector<PlannedCase> plan_python_row(const std::string& request, const Row& 
 
 void check_python_rows(const std::string& request, const std::vector<const Row*>& rows, const char* fatal_key) {
   PythonWorker worker(request);
-  std::string line;
+  WorkerEvent event;
   bool done = false;
   std::vector<std::pair<SourceLocation, std::string>> bad;  // (where, message), in the worker's order
-  while (worker.next_line(&line, 600) == PythonWorker::Read::Line) {
-    const auto event = read_event(line);
-    if (!event) continue;
-    if (event->name == "bad") {
-      const long index = event->index_or("row", -1);
+  while (worker.next_event(&event, 600) == PythonWorker::Read::Event) {
+    if (event.name == "bad") {
+      const long index = event.index_or("row", -1);
       if (index < 0 || static_cast<std::size_t>(index) >= rows.size()) continue;
       const Row& row = *rows[static_cast<std::size_t>(index)];
-      bad.emplace_back(row.where(event->body.string_or("key")), "row '" + row.id() + "': " + event->body.string_or("message"));
-    } else if (event->name == "fatal") {
+      bad.emplace_back(row.where(event.body.string_or("key")), "row '" + row.id() + "': " + event.body.string_or("message"));
+    } else if (event.name == "fatal") {
       worker.finish(true);
-      throw YamlError(rows.front()->where(fatal_key), event->body.string_or("message"));
-    } else if (event->name == "done") {
+      throw YamlError(rows.front()->where(fatal_key), event.body.string_or("message"));
+    } else if (event.name == "done") {
       done = true;
     }
   }
@@ -108,19 +104,18 @@ std::vector<CaseResult> run_python_row(const Row& row, const Suite& suite, const
   for (;;) {
     PythonWorker& worker = send_to_session(request_for(start));
     long current = -1;
-    std::string current_id, fatal, line, failure;
+    std::string current_id, fatal, failure;
+    WorkerEvent event;
     bool done = false;
     for (bool reading = true; reading && !done;) {
-      switch (worker.next_line(&line, case_timeout_s)) {
-        case PythonWorker::Read::Line: {
-          const auto event = read_event(line);
-          if (!event) break;
-          if (event->name == "plan") {
-            planned = event->index_or("count", -1);
-          } else if (event->name == "start") {
-            current = event->index_or("index", -1);
-            current_id = event->body.string_or("id");
-          } else if (auto r = case_from(*event)) {
+      switch (worker.next_event(&event, case_timeout_s)) {
+        case PythonWorker::Read::Event: {
+          if (event.name == "plan") {
+            planned = event.index_or("count", -1);
+          } else if (event.name == "start") {
+            current = event.index_or("index", -1);
+            current_id = event.body.string_or("id");
+          } else if (auto r = case_from(event)) {
             CaseResult c = result_for(row, suite);  // the row's bookkeeping is the engine's
             c.id = r->id;
             c.status = r->status;
@@ -133,9 +128,9 @@ std::vector<CaseResult> run_python_row(const Row& row, const Suite& suite, const
             c.duration_s = r->duration_s;
             results.push_back(std::move(c));
             current = -1;
-          } else if (event->name == "fatal") {
-            fatal = event->body.string_or("message");
-          } else if (event->name == "done") {
+          } else if (event.name == "fatal") {
+            fatal = event.body.string_or("message");
+          } else if (event.name == "done") {
             done = true;
           }
           break;

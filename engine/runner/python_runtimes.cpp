@@ -47,14 +47,13 @@ std::vector<PythonRuntimeReport> run_probe(std::string* lines) {
   std::vector<PythonRuntimeReport> reports;
   try {
     PythonWorker worker("{\"request\":\"runtimes\"}");
-    std::string line;
+    WorkerEvent event;
     bool done = false;
-    while (worker.next_line(&line, kProbeTimeoutS) == PythonWorker::Read::Line) {
-      const auto event = read_event(line);
-      if (event && event->name == "done") done = true;
-      if (!event || event->name != "runtime") continue;
-      parse_line(line, &reports);
-      *lines += line + "\n";
+    while (worker.next_event(&event, kProbeTimeoutS) == PythonWorker::Read::Event) {
+      if (event.name == "done") done = true;
+      if (event.name != "runtime") continue;
+      parse_line(event.line, &reports);
+      *lines += event.line + "\n";
     }
     worker.finish(!done);
   } catch (const std::exception&) {

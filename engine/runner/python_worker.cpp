@@ -1,13 +1,11 @@
 #include "runner/python_worker.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -16,7 +14,6 @@
 
 #include "device/device_kind.h"
 #include "runner/child_process.h"
-#include "runner/interrupt.h"
 #include "runner/python_runtimes.h"
 
 
@@ -97,7 +94,7 @@ PythonWorker::PythonWorker() {
                              " -m crossdev.worker' (set CROSSDEV_PYTHON to the interpreter that has torch): " +
                              std::strerror(rc));
   }
-  out_fd_ = out[0];
+  events_.attach(out[0]);
   in_fd_ = in[1];
 }
 
@@ -120,53 +117,12 @@ bool PythonWorker::send(const std::string& request_json) {
   return written;
 }
 
-PythonWorker::Read PythonWorker::next_line(std::string* line, double timeout_s) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  for (;;) {
-    const std::size_t nl = buffer_.find('\n');
-    if (nl != std::string::npos) {
-      *line = buffer_.substr(0, nl);
-      buffer_.erase(0, nl + 1);
-      return Read::Line;
-    }
-    if (out_fd_ < 0) return Read::End;
-    if (stop_signal() != 0) return Read::Stopped;
-    const double left_s = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
-    if (left_s <= 0) return Read::Timeout;
-    const int stop = stop_fd();
-    pollfd p[2] = {{out_fd_, POLLIN, 0}, {stop, POLLIN, 0}};
-    const int ready = ::poll(p, stop >= 0 ? 2 : 1, static_cast<int>(left_s * 1000) + 1);
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
-    }
-    if (ready == 0 || !(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-    char chunk[65536];
-    const ssize_t n = ::read(out_fd_, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ::close(out_fd_);
-      out_fd_ = -1;
-      if (!buffer_.empty()) {  // a last line without its newline
-        *line = buffer_;
-        buffer_.clear();
-        return Read::Line;
-      }
-      return Read::End;
-    }
-    buffer_.append(chunk, static_cast<std::size_t>(n));
-  }
-}
-
 std::string PythonWorker::finish(bool kill_first) {
   if (in_fd_ >= 0) {  // end of requests: a waiting worker exits 0
     ::close(in_fd_);
     in_fd_ = -1;
   }
-  if (out_fd_ >= 0) {
-    ::close(out_fd_);
-    out_fd_ = -1;
-  }
+  events_.close();
   if (reaped_ || pid_ < 0) return "";
   if (kill_first) ::kill(pid_, SIGKILL);
   int status = 0;

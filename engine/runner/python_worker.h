@@ -16,6 +16,7 @@
 
 #include <string>
 
+#include "runner/event_stream.h"
 #include "runner/suite.h"
 #include "util/json.h"
 
@@ -40,12 +41,12 @@ class PythonWorker {
 
   // Writes one request line; false when the worker is gone (its exit status says why: finish).
   bool send(const std::string& request_json);
-  bool running() const { return pid_ >= 0 && !reaped_ && out_fd_ >= 0; }
+  bool running() const { return pid_ >= 0 && !reaped_ && events_.is_open(); }
 
-  enum class Read { Line, End, Timeout, Stopped };
-  // The next protocol line (without its newline). End: the child closed its stdout (exited);
-  // Timeout: nothing for timeout_s; Stopped: SIGINT/SIGTERM asked the run to stop.
-  Read next_line(std::string* line, double timeout_s);
+  using Read = EventStream::Read;
+  // The next event (runner/event_stream.h). End: the child closed its stdout (exited); Timeout: nothing
+  // for timeout_s; Stopped: SIGINT/SIGTERM asked the run to stop.
+  Read next_event(WorkerEvent* event, double timeout_s) { return events_.next(event, timeout_s); }
   // Kills the child if it still runs, reaps it, and says how it ended: "" for exit 0, else e.g.
   // "python worker killed by signal 11 (Segmentation fault)".
   std::string finish(bool kill_first);
@@ -53,8 +54,7 @@ class PythonWorker {
  private:
   pid_t pid_ = -1;
   int in_fd_ = -1;
-  int out_fd_ = -1;
-  std::string buffer_;
+  EventStream events_;  // the child's stdout
   bool reaped_ = false;
 };
 

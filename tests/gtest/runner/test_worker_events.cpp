@@ -3,10 +3,14 @@
 // executions by name (never an ordinal), NaN metrics, any text, and `data` verbatim.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <string>
 
+#include "runner/event_stream.h"
 #include "runner/worker_events.h"
 #include "util/json_value.h"
 
@@ -190,6 +194,29 @@ TEST(JsonValue, MalformedTextSaysWhereAndWhatWasExpected) {
   std::string error;
   EXPECT_FALSE(json::parse(std::string(100000, '['), &error).has_value()) << "deep nesting is refused, not a crash";
   EXPECT_NE(error.find("at most 256 nested"), std::string::npos) << error;
+}
+
+// The one way the engine waits on a child: events in order, whatever else the child printed skipped, a last
+// line without its newline kept, then End; a silent child is a Timeout, not a hang.
+TEST(EventStream, ReadsTheEventsOfAPipeSkippingWhatIsNoEvent) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const std::string text = event_line("row", "index", 0) + "\nprinted by an op\n{\"not\": \"an event\"}\n" +
+                           event_line("done");  // no newline at the end
+  ASSERT_EQ(::write(fds[1], text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  EventStream events(fds[0]);
+  WorkerEvent e;
+  ASSERT_EQ(events.next(&e, 5), EventStream::Read::Event);
+  EXPECT_EQ(e.name, "row");
+  EXPECT_EQ(e.index_or("index", -1), 0);
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(events.next(&e, 0.2), EventStream::Read::Timeout) << "the last line is not complete while the pipe is open";
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  ::close(fds[1]);
+  ASSERT_EQ(events.next(&e, 5), EventStream::Read::Event) << "at the end, a last line without its newline";
+  EXPECT_EQ(e.name, "done");
+  EXPECT_EQ(events.next(&e, 5), EventStream::Read::End);
+  EXPECT_FALSE(events.is_open());
 }
 
 }  // namespace

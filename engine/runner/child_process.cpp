@@ -3,9 +3,11 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 
 extern char** environ;
 
@@ -64,6 +66,15 @@ int spawn_child(const ChildSpec& spec, pid_t* pid) {
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   return rc;
+}
+
+std::string describe_exit(int wait_status, const std::string& who) {
+  if (WIFSIGNALED(wait_status)) {
+    const int sig = WTERMSIG(wait_status);
+    return who + " killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+  }
+  if (WIFEXITED(wait_status)) return who + " exited with code " + std::to_string(WEXITSTATUS(wait_status));
+  return who + " ended abnormally";
 }
 
 void die_with_parent(int exit_code) {

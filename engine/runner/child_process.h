@@ -37,6 +37,10 @@ struct ChildSpec {
 // Starts the child; 0 and *pid, or the errno of the failure (the caller names the child in its message).
 int spawn_child(const ChildSpec& spec, pid_t* pid);
 
+// How a child ended, from its wait status: "<who> killed by signal 11 (Segmentation fault)", "<who> exited
+// with code 2", or "<who> ended abnormally".
+std::string describe_exit(int wait_status, const std::string& who);
+
 // In a child: SIGKILL when the parent dies (PR_SET_PDEATHSIG), and exit at once with `exit_code` when the
 // parent named by CROSSDEV_PARENT_PID is already gone (it died between the spawn and this call).
 void die_with_parent(int exit_code);

@@ -55,15 +55,6 @@ void kill_worker(const Worker& w) {
   ::kill(w.pid, SIGKILL);
 }
 
-std::string describe_exit(int status) {
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    return "worker killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
-  }
-  if (WIFEXITED(status)) return "worker exited with code " + std::to_string(WEXITSTATUS(status));
-  return "worker ended abnormally";
-}
-
 void reap(const Worker& w, int* status) {
   while (::waitpid(w.pid, status, 0) < 0 && errno == EINTR) {
   }
@@ -126,7 +117,7 @@ long read_worker(Worker& w, const IsolationOptions& opt, const ResultCallback& e
   reap(w, &status);
   const bool clean_exit = WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 1);
   if (done && clean_exit) return kFinished;
-  *failure = describe_exit(status);
+  *failure = describe_exit(status, "worker");
   return current < 0 ? kDiedBeforeAnyRow : current;
 }
 

@@ -129,13 +129,8 @@ std::string PythonWorker::finish(bool kill_first) {
   while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
   reaped_ = true;
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    return "python worker killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
-    return "python worker exited with code " + std::to_string(WEXITSTATUS(status));
-  return "";
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  return describe_exit(status, "python worker");
 }
 
 }  // namespace crossdev::conformance

@@ -28,9 +28,9 @@ std::string WorkerEvent::text_of(std::string_view key) const {
   return v ? line.substr(v->begin, v->end - v->begin) : "";
 }
 
-long WorkerEvent::index_or(std::string_view key, long fallback) const {
+long WorkerEvent::index_or(std::string_view key, long when_absent) const {
   const Value* v = body.find(key);
-  if (!v || !v->is(Value::Type::Number) || !std::isfinite(v->number) || v->number != std::floor(v->number)) return fallback;
+  if (!v || !v->is(Value::Type::Number) || !std::isfinite(v->number) || v->number != std::floor(v->number)) return when_absent;
   return static_cast<long>(v->number);
 }
 

@@ -22,7 +22,7 @@ struct WorkerEvent {
   std::string line;  // its text, which body's offsets point into
   // A member's text as written (an object passed on verbatim); "" when missing.
   std::string text_of(std::string_view key) const;
-  long index_or(std::string_view key, long fallback) const;  // an integer member (`index`, `count`, `row`)
+  long index_or(std::string_view key, long when_absent) const;  // an integer member (`index`, `count`, `row`)
 };
 
 // The event on one line; nullopt for a line that is not a JSON object with a string `event`.

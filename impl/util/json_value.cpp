@@ -235,14 +235,14 @@ const Value* Value::find(std::string_view key) const {
   return nullptr;
 }
 
-std::string Value::string_or(std::string_view key, std::string fallback) const {
+std::string Value::string_or(std::string_view key, std::string when_absent) const {
   const Value* v = find(key);
-  return v && v->is(Type::String) ? v->string : fallback;
+  return v && v->is(Type::String) ? v->string : when_absent;
 }
 
-double Value::number_or(std::string_view key, double fallback) const {
+double Value::number_or(std::string_view key, double when_absent) const {
   const Value* v = find(key);
-  return v && v->is(Type::Number) ? v->number : fallback;
+  return v && v->is(Type::Number) ? v->number : when_absent;
 }
 
 std::optional<Value> parse(std::string_view text, std::string* error) { return Parser(text).document(error); }

@@ -25,9 +25,9 @@ struct Value {
   bool is(Type t) const { return type == t; }
   // The first member named `key` (nullptr when there is none, or when this is not an object).
   const Value* find(std::string_view key) const;
-  // A member's string or number, or `fallback` when it is missing or of another type.
-  std::string string_or(std::string_view key, std::string fallback = "") const;
-  double number_or(std::string_view key, double fallback) const;
+  // A member's string or number, or `when_absent` when it is missing or of another type.
+  std::string string_or(std::string_view key, std::string when_absent = "") const;
+  double number_or(std::string_view key, double when_absent) const;
 };
 
 // The one value `text` holds (surrounding white space allowed); nullopt, with `*error` saying where and

@@ -69,13 +69,28 @@ class Parser {
     return ok;
   }
 
-  bool object(Value* v, int depth) {
-    v->type = Value::Type::Object;
-    ++i_;
+  // The elements of an array or an object up to `close`, each read by `element`, separated by commas.
+  template <class Element>
+  bool elements(char close, const char* expected, Element element) {
+    ++i_;  // the opening bracket
     skip_space();
-    if (i_ < s_.size() && s_[i_] == '}') return ++i_, true;
+    if (i_ < s_.size() && s_[i_] == close) return ++i_, true;
     for (;;) {
       skip_space();
+      if (!element()) return false;
+      skip_space();
+      if (i_ < s_.size() && s_[i_] == ',') {
+        ++i_;
+        continue;
+      }
+      if (i_ < s_.size() && s_[i_] == close) return ++i_, true;
+      return fail(expected);
+    }
+  }
+
+  bool object(Value* v, int depth) {
+    v->type = Value::Type::Object;
+    return elements('}', "',' or '}' in an object", [&] {
       std::string key;
       if (i_ >= s_.size() || s_[i_] != '"') return fail("a member name in double quotes");
       if (!string(&key)) return false;
@@ -86,34 +101,18 @@ class Parser {
       Value member;
       if (!value(&member, depth + 1)) return false;
       v->members.emplace_back(std::move(key), std::move(member));
-      skip_space();
-      if (i_ < s_.size() && s_[i_] == ',') {
-        ++i_;
-        continue;
-      }
-      if (i_ < s_.size() && s_[i_] == '}') return ++i_, true;
-      return fail("',' or '}' in an object");
-    }
+      return true;
+    });
   }
 
   bool array(Value* v, int depth) {
     v->type = Value::Type::Array;
-    ++i_;
-    skip_space();
-    if (i_ < s_.size() && s_[i_] == ']') return ++i_, true;
-    for (;;) {
-      skip_space();
+    return elements(']', "',' or ']' in an array", [&] {
       Value item;
       if (!value(&item, depth + 1)) return false;
       v->items.push_back(std::move(item));
-      skip_space();
-      if (i_ < s_.size() && s_[i_] == ',') {
-        ++i_;
-        continue;
-      }
-      if (i_ < s_.size() && s_[i_] == ']') return ++i_, true;
-      return fail("',' or ']' in an array");
-    }
+      return true;
+    });
   }
 
   bool hex4(unsigned* out) {

@@ -82,6 +82,23 @@ if [[ -x "$build/bin/crossdev_bench" && "${CROSSDEV_SKIP_BENCH:-0}" != 1 ]]; the
   fi
 fi
 
+# The gate's power (docs/opinfo.md, "The gate's power"): each group of the mutant catalog
+# (tests/mutants/aten/catalog.json) in one `crossdev run` with its mutant libraries loaded, 3 reruns under
+# seeds 1..3, plus one clean run; $out/gate_power.json, shown in the report ("What this gate catches").
+# Only where the mutants were built (make test builds them in $build/lib); CROSSDEV_BENCH_GATE_POWER=0 leaves
+# it out. CROSSDEV_RANDOM_LAWS: random_false_alarm_bench.py's --out JSON, embedded when it exists
+# (default $out/random_laws.json).
+report_args=()
+rm -f "$out/gate_power.json"
+if [[ "${CROSSDEV_SKIP_BENCH:-0}" != 1 && "${CROSSDEV_BENCH_GATE_POWER:-1}" != 0 ]] && \
+   compgen -G "$build/lib/libcrossdev_test_aten_mutant_*.so" > /dev/null; then
+  echo "== the gate's power (mutant catalog) =="
+  "$python" bench/python/gate_power_bench.py --build-dir "$build" --crossdev "$(printf '%q' "$python") -m crossdev" \
+    --out "$out/gate_power.json" --random-laws "${CROSSDEV_RANDOM_LAWS:-$out/random_laws.json}" \
+    || echo "the gate's power benchmark failed (see above); the report goes on with what it wrote" >&2
+  [[ -f "$out/gate_power.json" ]] && report_args+=(--gate-power "$out/gate_power.json")
+fi
+
 echo "== conformance =="
 # The catalog, plus the example models (matrices/models, docs/models.md: their factories live in
 # examples/models, which --import puts on the models worker's sys.path) and the OpInfo rows (matrices/opinfo,
@@ -104,7 +121,7 @@ for m in ${CROSSDEV_REPORT_MATRICES:-matrices matrices/models matrices/opinfo}; 
 rc=$?
 if [[ -f "$out/bundle.json" ]]; then
   echo "== report =="
-  "$python" -m crossdev report "$out/bundle.json" --out "$out" || { echo "report rendering failed" >&2; [[ $rc == 0 ]] && rc=2; }
+  "$python" -m crossdev report "$out/bundle.json" --out "$out" "${report_args[@]}" || { echo "report rendering failed" >&2; [[ $rc == 0 ]] && rc=2; }
 fi
 ((rc == 0 && input_rc == 2)) && { echo "make report: exit 2: a step above found bad input or a missing package" >&2; rc=2; }
 exit $rc

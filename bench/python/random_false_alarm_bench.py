@@ -1,60 +1,275 @@
-"""The false-alarm rate of the opinfo suite's distribution test (python/crossdev/opinfo/random_ops.py).
+"""False alarms and power of the opinfo suite's judgement of random ops by their law (random_laws.py).
 
-Clean reruns: both sides run the same, correct random op, each from its own seed stream (as a device's
-generator draws other numbers than the CPU's), so every rejection is a false alarm. Each rerun is one
-case's test: random_ops.DRAWS draws a side, the three features, the Bonferroni-split KS test and the
-tolerance on the quartiles, exactly as the suite calls it. The documented bound is random_ops.ALPHA per
-case (docs/opinfo.md, "Random ops"); this measures it. Not part of make test (minutes):
+For each random op op_db has whose ATen op has a law (plus native_dropout, which CUDA's dropout reaches),
+one representative call on the CPU (op_db's parameters, or close) is recorded under random_laws.RandomCalls
+and judged as the suite judges a case (random_laws.judge_case: the law of every distinct recorded call, two
+draws of DRAW_VALUES values, ALPHA per case). Each rerun reseeds the CPU generator.
 
-    python bench/python/random_false_alarm_bench.py --reruns 1000 --out false_alarms.json
+- clean reruns: PyTorch's own CPU kernels, which follow their laws: every failure is a false alarm. The
+  documented bound is ALPHA (1e-4) per case; the target 1e-3.
+- mutant reruns: one parameter of the law is 10% off, simulated by a dispatch mode under the recorder that
+  rewrites the ATen op's arguments (or its result, for ops without one) as a wrong kernel would, for the
+  recorded call and the draws alike (uniform's from/to moved inwards by 10% of the range, normal's std x1.1
+  and mean + 0.1 std, exponential's rate x1.1, bernoulli's p + 0.1 min(p, 1 - p), dropout's p x1.1, ...):
+  every pass is a miss. The target: detected >= 0.99.
+
+    python bench/python/random_false_alarm_bench.py --reruns 200 --out random_laws.json
+
+Not part of make test. The default (--reruns 100 clean, --mutant-reruns 20 per mutant; the suite's alpha
+and draw size) takes about 2 minutes on an idle 2-core host with one intra-op thread (--threads, default 1:
+the statistics are serial; a loaded host crawls with more). The JSON is written atomically (tmp, replace):
+{"alpha", "draw_values", "threads", "ops": {name: {"aten", "reruns", "false_alarms", "false_alarm_rate",
+"seconds", "detection": {parameter: {"reruns", "detected", "rate"}}}}, "total": {...}}.
 """
 import argparse
 import json
+import math
 import pathlib
 import sys
 import time
+import warnings
 
 import torch
 import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
-from crossdev.opinfo import random_ops  # noqa: E402
+from crossdev.opinfo import random_laws  # noqa: E402
+
+R = random_laws
+
+
+class Wrong(TorchDispatchMode):
+    """A wrong kernel for the ATen ops in `packets`: `args(bound) -> changes` rewrites the arguments,
+    `result(out, bound) -> out` the result."""
+
+    def __init__(self, packets, args=None, result=None):
+        super().__init__()
+        self.packets, self.args, self.result = set(packets), args, result
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func.overloadpacket.__name__ not in self.packets:
+            return func(*args, **kwargs)
+        bound = R.bind(func, args, kwargs)
+        if self.args is not None:
+            args, kwargs = R._replaced(func, args, kwargs, self.args(bound))
+        out = func(*args, **kwargs)
+        return self.result(out, bound) if self.result is not None else out
+
+
+def num(v) -> float:
+    return R._num(v)
+
+
+def inward(lo, hi, which):
+    """from/to (or lower/upper) with `which` moved inwards by 10% of the range."""
+    def change(b):
+        a, z = num(b[lo]), num(b[hi])
+        return {lo: a + 0.1 * (z - a)} if which == lo else {hi: z - 0.1 * (z - a)}
+    return change
+
+
+def times(name, factor):
+    return lambda b: {name: num(b[name]) * factor}
+
+
+def plus_tenth_of(name, scale):
+    return lambda b: {name: num(b[name]) + 0.1 * num(b[scale])}
+
+
+def p_closer_to_half(name):
+    """p + 0.1 min(p, 1 - p): 10% of p's distance to the nearer end."""
+    def change(b):
+        p = b[name]
+        if isinstance(p, torch.Tensor):
+            return {name: p + 0.1 * torch.minimum(p, 1 - p)}
+        return {name: num(p) + 0.1 * min(num(p), 1 - num(p))}
+    return change
+
+
+def keep_of_dropout_times(factor):
+    """A dropout whose drop probability is `factor` times p: bernoulli_ draws the kept mask with 1 - p."""
+    return lambda b: {"p": 1 - (1 - num(b["p"])) * factor}
+
+
+def result_affine(scale, shift):
+    return lambda out, b: out * scale + shift
+
+
+def multinomial_mass_moved(b):
+    probs = b["self"]
+    p = probs / probs.sum(-1, keepdim=True)
+    moved = 0.9 * p
+    moved[..., 0] += 0.1
+    return {"self": moved}
+
+
+def native_dropout_mask_p(b):
+    return {"p": num(b["p"]) * 1.1}
+
+
+def native_dropout_rescaled(out, b):  # the mask drawn with 1.1 p, the kept values scaled as for p
+    y, mask = out
+    return (b["input"] * mask / (1 - num(b["p"])), mask)
+
+
+def tensor_times(name, factor):
+    return lambda b: {name: b[name] * factor}
+
+
+def tensor_mean_plus_tenth_std(b):
+    return {"mean": b["mean"] + 0.1 * b["std"]}
+
 
 torch.manual_seed(0)
-X2 = torch.randn(2, 4, 6, 6)
-X1 = torch.randn(64)
-OPS = {  # (what it draws from, the call); float32 defaults rtol 1.3e-6, atol 1e-5
-    "dropout (bernoulli_)": lambda: F.dropout(X1, p=0.5, training=True),
-    "dropout2d (bernoulli_ per channel)": lambda: F.dropout2d(X2, p=0.3, training=True),
-    "fractional_max_pool2d (rand)": lambda: F.fractional_max_pool2d(X2, kernel_size=2, output_ratio=(0.5, 0.5)),
-    "rrelu (uniform_)": lambda: F.rrelu(X1, training=True),
+X25 = torch.randn(5, 5)
+X555 = torch.randn(5, 5, 5)
+X5555 = torch.randn(5, 5, 5, 5)
+X20 = torch.randn(20)
+P234 = torch.rand(2, 3, 4)
+PROBS = torch.rand(3, 10)
+MEAN342 = torch.randn(3, 4, 2)
+STD342 = torch.rand(3, 4, 2) + 0.1
+
+# op_db name -> (the call, {law parameter: the wrong kernel 10% off in it})
+OPS = {
+    "cauchy": (lambda: torch.empty(5, 5).cauchy_(0, 1), {
+        "median": Wrong(["cauchy_"], plus_tenth_of("median", "sigma")),
+        "sigma": Wrong(["cauchy_"], times("sigma", 1.1))}),
+    "exponential": (lambda: torch.empty(5, 5).exponential_(1.0), {
+        "lambd": Wrong(["exponential_"], times("lambd", 1.1))}),
+    "geometric": (lambda: torch.empty(5, 5).geometric_(0.5), {
+        "p": Wrong(["geometric_"], p_closer_to_half("p"))}),
+    "log_normal": (lambda: torch.empty(5, 5).log_normal_(0.5, 1.0), {
+        "mean": Wrong(["log_normal_"], plus_tenth_of("mean", "std")),
+        "std": Wrong(["log_normal_"], times("std", 1.1))}),
+    "normal.in_place": (lambda: torch.empty(5, 5).normal_(0, 5), {
+        "mean": Wrong(["normal_"], plus_tenth_of("mean", "std")),
+        "std": Wrong(["normal_"], times("std", 1.1))}),
+    "uniform": (lambda: torch.empty(10).uniform_(-100, 100), {
+        "from": Wrong(["uniform_"], inward("from", "to", "from")),
+        "to": Wrong(["uniform_"], inward("from", "to", "to"))}),
+    "randn": (lambda: torch.randn(5, 5), {
+        "mean": Wrong(["randn"], result=result_affine(1.0, 0.1)),
+        "std": Wrong(["randn"], result=result_affine(1.1, 0.0))}),
+    "randn_like": (lambda: torch.randn_like(X25), {
+        "mean": Wrong(["randn_like"], result=result_affine(1.0, 0.1)),
+        "std": Wrong(["randn_like"], result=result_affine(1.1, 0.0))}),
+    "rand_like": (lambda: torch.rand_like(X25), {
+        "from": Wrong(["rand_like"], result=result_affine(0.9, 0.1)),
+        "to": Wrong(["rand_like"], result=result_affine(0.9, 0.0))}),
+    "randint": (lambda: torch.randint(2, 10, (5, 5)), {
+        "low": Wrong(["randint"], lambda b: {"low": 3}),
+        "high": Wrong(["randint"], lambda b: {"high": 9})}),
+    "randint_like": (lambda: torch.randint_like(X25, 2, 10), {
+        "low": Wrong(["randint_like"], lambda b: {"low": 3}),
+        "high": Wrong(["randint_like"], lambda b: {"high": 9})}),
+    "multinomial": (lambda: torch.multinomial(PROBS, 3), {
+        "probs": Wrong(["multinomial"], multinomial_mass_moved)}),
+    "normal": (lambda: torch.normal(MEAN342, STD342), {
+        "mean": Wrong(["normal"], tensor_mean_plus_tenth_std),
+        "std": Wrong(["normal"], tensor_times("std", 1.1))}),
+    "normal.number_mean": (lambda: torch.normal(1.6, 0.3, (2, 3)), {
+        "mean": Wrong(["normal"], plus_tenth_of("mean", "std")),
+        "std": Wrong(["normal"], times("std", 1.1))}),
+    "bernoulli": (lambda: torch.bernoulli(P234), {
+        "p": Wrong(["bernoulli"], p_closer_to_half("self"))}),
+    "nn.functional.dropout": (lambda: F.dropout(X25, 0.5, training=True), {
+        "p": Wrong(["bernoulli_"], keep_of_dropout_times(1.1))}),
+    "nn.functional.dropout2d": (lambda: F.dropout2d(X555, 0.5, training=True), {
+        "p": Wrong(["bernoulli_"], keep_of_dropout_times(1.1))}),
+    "nn.functional.dropout3d": (lambda: F.dropout3d(X5555, 0.5, training=True), {
+        "p": Wrong(["bernoulli_"], keep_of_dropout_times(1.1))}),
+    "nn.functional.alpha_dropout": (lambda: F.alpha_dropout(X25, 0.5, training=True), {
+        "p": Wrong(["bernoulli_"], keep_of_dropout_times(1.1))}),
+    "nn.functional.feature_alpha_dropout": (lambda: F.feature_alpha_dropout(X5555, 0.5, training=True), {
+        "p": Wrong(["bernoulli_"], keep_of_dropout_times(1.1))}),
+    "nn.functional.rrelu": (lambda: F.rrelu(X20, 0.0, 1.0, training=True), {
+        "lower": Wrong(["rrelu_with_noise"], inward("lower", "upper", "lower")),
+        "upper": Wrong(["rrelu_with_noise"], inward("lower", "upper", "upper"))}),
+    "native_dropout (CUDA's dropout)": (lambda: torch.ops.aten.native_dropout(X25, 0.5, True), {
+        "p": Wrong(["native_dropout"], native_dropout_mask_p, native_dropout_rescaled),
+        "scale": Wrong(["native_dropout"], result=lambda out, b: (out[0] * 1.1, out[1]))}),
 }
+
+
+def one_case(call, wrong, seed: int) -> tuple:
+    """(passed, the ATen ops judged, the first failure's text) of one case under `wrong` (None: correct)."""
+    torch.manual_seed(seed)
+    if wrong is not None:
+        with wrong:
+            with R.RandomCalls() as rec:
+                call()
+            verdicts = R.judge_case(rec.calls)
+    else:
+        with R.RandomCalls() as rec:
+            call()
+        verdicts = R.judge_case(rec.calls)
+    failed = [v.text for v in verdicts if not v.passed]
+    return not failed, sorted({v.op for v in verdicts}), failed[0] if failed else ""
+
+
+def measure(name, call, mutants, reruns: int, mutant_reruns: int, seed: int) -> dict:
+    started = time.perf_counter()
+    alarms, aten, first_alarm = 0, [], ""
+    for k in range(reruns):
+        passed, aten, text = one_case(call, None, seed + k)
+        if not passed:
+            alarms += 1
+            first_alarm = first_alarm or text
+    row = {"aten": aten, "reruns": reruns, "false_alarms": alarms, "false_alarm_rate": alarms / max(1, reruns)}
+    if first_alarm:
+        row["first_false_alarm"] = first_alarm
+    row["detection"] = {}
+    for parameter, wrong in mutants.items():
+        detected, missed = 0, ""
+        for k in range(mutant_reruns):
+            passed, _, _ = one_case(call, wrong, seed + 10**6 + k)
+            detected += not passed
+        row["detection"][parameter] = {"reruns": mutant_reruns, "detected": detected,
+                                       "rate": detected / max(1, mutant_reruns)}
+    row["seconds"] = round(time.perf_counter() - started, 1)
+    return row
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reruns", type=int, default=1000)
+    parser.add_argument("--reruns", type=int, default=100, help="clean reruns per op (default 100)")
+    parser.add_argument("--mutant-reruns", type=int, default=None,
+                        help="reruns per mutated parameter (default: reruns / 5, at least 20)")
+    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
+    parser.add_argument("--seed", type=int, default=1_000_003)
     parser.add_argument("--out", type=pathlib.Path)
     parser.add_argument("--ops", nargs="*", choices=list(OPS), help="a subset of the ops (default: all)")
     args = parser.parse_args(argv)
-    results = {}
-    for name, call in OPS.items():
+    mutant_reruns = args.mutant_reruns if args.mutant_reruns is not None else max(20, args.reruns // 5)
+    torch.set_num_threads(args.threads)
+    warnings.filterwarnings("ignore", message="dropout2d: Received a 3D input")  # op_db's sample is 3-D
+    results, started = {}, time.perf_counter()
+    for name, (call, mutants) in OPS.items():
         if args.ops and name not in args.ops:
             continue
-        started, alarms = time.perf_counter(), 0
-        for k in range(args.reruns):
-            a = random_ops.draw_features(call, lambda s: torch.manual_seed(s + 2 * k * random_ops.DRAWS))
-            b = random_ops.draw_features(call, lambda s: torch.manual_seed(10**7 + s + 2 * k * random_ops.DRAWS))
-            alarms += bool(random_ops.compare_distributions(a, b, 1.3e-6, 1e-5))
-        results[name] = {"reruns": args.reruns, "false_alarms": alarms, "rate": alarms / args.reruns,
-                         "seconds": round(time.perf_counter() - started, 1)}
-        print(f"{name}: {alarms} false alarms in {args.reruns} clean reruns ({results[name]['seconds']} s)")
-    total = sum(r["false_alarms"] for r in results.values())
-    runs = sum(r["reruns"] for r in results.values())
-    print(f"all: {total} in {runs} (bound per case: {random_ops.ALPHA:g})")
+        row = results[name] = measure(name, call, mutants, args.reruns, mutant_reruns, args.seed)
+        detection = ", ".join(f"{p} {d['detected']}/{d['reruns']}" for p, d in row["detection"].items())
+        print(f"{name} ({', '.join(row['aten'])}): {row['false_alarms']} false alarms in {row['reruns']} clean "
+              f"reruns; 10% errors detected: {detection} ({row['seconds']} s)", flush=True)
+    total_runs = sum(r["reruns"] for r in results.values())
+    total_alarms = sum(r["false_alarms"] for r in results.values())
+    mutant_runs = sum(d["reruns"] for r in results.values() for d in r["detection"].values())
+    detected = sum(d["detected"] for r in results.values() for d in r["detection"].values())
+    worst = min((d["rate"] for r in results.values() for d in r["detection"].values()), default=math.nan)
+    total = {"reruns": total_runs, "false_alarms": total_alarms,
+             "false_alarm_rate": total_alarms / max(1, total_runs), "mutant_reruns": mutant_runs,
+             "detected": detected, "worst_detection_rate": worst,
+             "seconds": round(time.perf_counter() - started, 1)}
+    print(f"all: {total_alarms} false alarms in {total_runs} clean cases (bound per case {R.ALPHA:g}); "
+          f"{detected} of {mutant_runs} 10% errors detected (worst parameter {worst:.3f}); {total['seconds']} s")
     if args.out:
-        tmp = args.out.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"draws": random_ops.DRAWS, "alpha": random_ops.ALPHA, "ops": results}, indent=1))
+        doc = {"alpha": R.ALPHA, "draw_values": R.DRAW_VALUES, "threads": args.threads, "torch": torch.__version__,
+               "ops": results, "total": total}
+        tmp = args.out.with_name(args.out.name + ".tmp")
+        tmp.write_text(json.dumps(doc, indent=1))
         tmp.replace(args.out)
     return 0
 

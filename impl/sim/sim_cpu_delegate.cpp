@@ -12,6 +12,7 @@
 #include "sim/profile_checks.h"
 #include "sim/sim_config.h"
 #include "sim/sim_generator.h"
+#include "sim/unannotated_writes.h"
 
 namespace crossdev::sim {
 namespace {
@@ -102,6 +103,7 @@ void sim_delegate_to_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack
   if (config->numerics.tf32_matmul) round_matmul_operands(schema, *stack);
   const DivergentCall divergent(*config, schema, *stack);  // the divergence switch's table (diverging_ops.h)
   substitute_generators(schema, *stack);
+  alias_unannotated_writes(schema, *stack);
   at::native::cpu_fallback(op, stack);
   divergent.after(*stack);
   if (config->numerics.flush_subnormals) flush_subnormal_outputs(schema, *stack);

@@ -22,6 +22,12 @@ Why FACTOR = 4 (docs/opinfo.md, "The float64 rule"):
   (python/crossdev/models/tolerance.py took it from here since).
 - A genuine error is orders of magnitude beyond: eigenvalues 1% off, a TF32 convolution (0.02 to
   0.23 from float64 where the CPU is 1.3e-4: 150x and more) fail it.
+Element by element (opinfo): the rule judges each element outside the dtype's tolerance on its own, against
+the CPU golden's distance from float64 *for that element*, with a floor of FLOOR_ULPS units in the last place
+of the float64 value in the case's dtype where the golden is exact (within_elementwise). A sample-wide maximum
+let any one element be off by FACTOR times the CPU's largest error anywhere in the sample: for pow's backward
+(CPU golden 13.2 from float64 on its largest element) a gradient element 20 returned as -20 passed; element
+by element it fails (tests/mutants/aten/pow_smallest_element_negated.cpp).
 The rule never applies to values the contract leaves open (random ops, uninitialized memory): those
 have no float64 result to be close to.
 """
@@ -35,6 +41,7 @@ FACTOR = 4.0
 # ambiguous (an eigenvector's sign, a permutation) puts the golden and the float64 run on different branches,
 # O(1) apart, where "closer to float64" means nothing and the rule must not pass anything.
 REFERENCE_REL = 1e-2
+FLOOR_ULPS = 4  # an element the CPU golden computes exactly: the device may be this many ULP of the dtype away
 REFERENCE_ATOL = 1e-3  # below it a distance is rounding-level whatever the scale (a result near 0: layer_norm's 1-element rows)
 SOURCE = "the float64 rule (python/crossdev/float64_rule.py): the device within 4x the CPU golden's own " \
          "distance from a float64 CPU run"
@@ -49,6 +56,24 @@ def within(device_distance: float, golden_distance: float, scale: float = math.i
     if not is_reference(golden_distance, scale):
         return False
     return device_distance <= FACTOR * golden_distance
+
+
+def within_elementwise(device_gap, golden_gap, ulp, outside) -> tuple:
+    """(passes, elements judged, elements beyond, index of the worst element or None) for tensors of one result:
+    `device_gap` and `golden_gap` are |side - float64| per element, `ulp` one unit in the last place of the
+    float64 value in the case's dtype, `outside` the elements outside the dtype's tolerance (only they are
+    judged: the others already agree). An element passes when device_gap <= FACTOR * golden_gap + FLOOR_ULPS * ulp;
+    a NaN gap on one side only (inf) never does."""
+    import torch
+
+    bound = FACTOR * golden_gap + FLOOR_ULPS * ulp
+    beyond = outside & ~(device_gap <= bound)
+    judged = int(outside.sum())
+    count = int(beyond.sum())
+    if not count:
+        return True, judged, 0, None
+    excess = torch.where(beyond, (device_gap - bound).nan_to_num(nan=float("inf")), torch.zeros_like(bound))
+    return False, judged, count, int(excess.reshape(-1).argmax())
 
 
 def is_reference(golden_distance: float, scale: float) -> bool:

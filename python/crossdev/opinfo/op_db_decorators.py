@@ -10,13 +10,18 @@ decides, as PyTorch's `ops` decorator does. Of the decorators that apply, crossd
 | decorator | what the case does |
 |---|---|
 | `unittest.skip(reason)` | `skip` with the reason, unless the reason is that the output is non-deterministic: crossdev compares random ops by distribution instead (random_ops.py), the case records the skip it did not take |
-| `unittest.expectedFailure` | the case runs; a failure is `xfail` citing the decorator; a pass is a pass that says crossdev's rules pass what PyTorch's comparison does not |
+| `unittest.expectedFailure` | the case runs; a failure is `xfail` citing the decorator, a pass is `xpass` and gates (PyTorch's unexpected success). Where one of crossdev's own rules handles what PyTorch's comparison cannot (open outputs, canonical order or signs, ties, random ops by law), the decorator is not taken: the case is judged by that rule, a failure fails and a pass names the rule (suite.xfail_verdict) |
 | `toleranceOverride`, `precisionOverride` | raise the tolerance for the dtype, never lower it (assertEqual takes the larger) |
 | `onlyCPU`, `onlyCUDA`, `onlyNativeDeviceTypes`, `skipXPU`, `skipMPS` | declared unsupported on the kinds they exclude: `skip` counted as a declared gap |
 | `with_tf32_off` | TF32 off for the case in every numerics mode (crossdev.numerics) |
 
 Any other decorator (`skipCPUIfNoLapack`, `slowTest`, `disablecuDNN`, ...) is ignored, and the case
-records its name as ignored (details.op_db_ignored)."""
+records its name as ignored (details.op_db_ignored).
+
+The reference test compares forward results only (test_compare_cpu has no backward; neither has
+TestConsistency.test_output_match's decorators a meaning for gradients): a `DecorateInfo` that names the
+reference test applies to the forward case only. A backward case takes the decorators meant for every test
+(bare ones, and DecorateInfos without a test name)."""
 from __future__ import annotations
 
 import unittest
@@ -105,13 +110,16 @@ def _applies(info, test, kind: str, dtype) -> bool:
         return bool(info.is_active(cls_name, test_name, kind, dtype))
 
 
-def rules_for(op, kind: str, dtype) -> Rules:
-    """The decorators of op_db that apply to `kind`'s reference test of `op` in `dtype`."""
+def rules_for(op, kind: str, dtype, check: str = "forward") -> Rules:
+    """The decorators of op_db that apply to `kind`'s reference test of `op` in `dtype`: for a backward case,
+    only those meant for every test (the reference test compares forward results)."""
     test = reference_test(kind)
     rules = Rules(test=test)
     for entry in getattr(op, "decorators", ()) or ():
         if hasattr(entry, "decorators") and hasattr(entry, "is_active"):  # a DecorateInfo
             if not _applies(entry, test, kind, dtype):
+                continue
+            if check != "forward" and getattr(entry, "test_name", None):
                 continue
             where = f"{entry.cls_name or '*'}.{entry.test_name or '*'}, device_type={entry.device_type or '*'}"
             decorators = entry.decorators

@@ -7,9 +7,11 @@ bernoulli_), fractional_max_pool (rand), svd_lowrank (randn) and multi_head_atte
 are found, whatever the OpInfo is called. A device's generator need not draw the CPU's numbers
 (test_compare_cpu skips these ops: "output is non-deterministic"); crossdev checks them:
 - on shape, dtype, layout and device, sample by sample (samples.py);
-- by distribution (compare_distributions): DRAWS draws of one sample on each side, each from its own
-  seed; each draw is summarised by FEATURES (the mean, the mean square and the fraction of zeros of
-  every value it returns); a feature fails when a two-sample Kolmogorov-Smirnov test rejects at
+- by their law where one is known (random_laws.py: every random ATen call the device makes, with enlarged
+  draws); otherwise
+- by distribution (compare_distributions): DRAWS draws of one sample with elements on each side, each from its
+  own seed; each draw is summarised by FEATURES (the mean and the mean square of its finite values, the
+  fractions of zeros and of non-finite values); a feature fails when a two-sample Kolmogorov-Smirnov test rejects at
   ALPHA / len(FEATURES) (Bonferroni: at most ALPHA false alarms per case, as far as the asymptotic
   p-value holds) *and* the two sides' quartiles of that feature differ by more than the case's
   tolerance (a rounding-level difference between two near-constant features is not a distribution
@@ -27,7 +29,7 @@ import math
 
 DRAWS = 32
 ALPHA = 1e-3
-FEATURES = ("mean", "mean square", "zero fraction")
+FEATURES = ("mean", "mean square", "zero fraction", "non-finite fraction")
 SEED_BASE = 1_000_003  # the draws' seeds: SEED_BASE + i, away from the samples' own seeds (0, 1, ...)
 
 
@@ -84,19 +86,10 @@ def unpinned_seed():
 
 
 def features(result) -> tuple:
-    """(mean, mean square, zero fraction) over every numeric value of a result (tensors, nested)."""
-    import torch
-    from torch.utils._pytree import tree_flatten
-
-    values = [t.detach().to("cpu").to_dense().reshape(-1).to(torch.float64) for t in tree_flatten(result)[0]
-              if isinstance(t, torch.Tensor) and not t.is_complex() and t.numel()]
-    if not values:
-        return (0.0, 0.0, 0.0)
-    v = torch.cat(values)
-    finite = v[v.isfinite()]
-    if not finite.numel():
-        return (0.0, 0.0, float((v == 0).double().mean()))
-    return (float(finite.mean()), float((finite * finite).mean()), float((v == 0).double().mean()))
+    """FEATURES over every numeric value of a result (tensors, nested): the mean and mean square of the finite
+    values, the fractions of zeros and of non-finite values (NaN and inf are counted, never dropped)."""
+    from .random_laws import features_with_nonfinite
+    return features_with_nonfinite(result)
 
 
 def ks_statistic(x: list, y: list) -> float:

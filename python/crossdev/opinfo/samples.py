@@ -2,6 +2,7 @@
 does), forward or backward, and the comparison of every tensor they return."""
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 import torch
@@ -49,6 +50,9 @@ class Outcome:
     open_outputs: str = ""
     tf32_ops: list = field(default_factory=list)  # the TF32 ATen ops a deployed-TF32 sample reached
     metadata_mismatch: bool = False
+    elements: int = 0  # the elements of the compared results: a sample with none compared nothing
+    updated_inputs: int = 0  # inputs the op updates in place (running statistics, ...), compared after the call
+    random_calls: list = field(default_factory=list)  # the device's random ATen calls (random_laws.RandomCall)
 
 
 # Device types whose ops are recorded and run later, when a result is read (torch_xla's xla, LTC's lazy): an
@@ -148,6 +152,7 @@ def _call(op, sample, variant="function", out_template=None, device=None):
 
 
 def _compare_tensor(label, actual, expected, tol: Tolerance, values: bool, out: Outcome) -> None:
+    out.elements += expected.numel()
     if actual.shape != expected.shape or actual.dtype != expected.dtype or actual.layout != expected.layout:
         out.metadata_mismatch = True  # no float64 rule for it: only values can be closer to exact
         out.mismatch = out.mismatch or (f"{label}: metadata differs: device {tuple(actual.shape)} {actual.dtype} "
@@ -198,6 +203,28 @@ def _compare(actual, expected, tol, values, out, what, open_outputs=None):
             out.mismatch = out.mismatch or f"{label}: a tensor on one side only ({type(a).__name__} vs {type(e).__name__})"
         elif values and a != e and not (a != a and e != e):
             out.mismatch = out.mismatch or f"{label}: {a!r} on the device, {e!r} on the CPU"
+
+
+def _compare_updated_inputs(cpu_sample, dev_sample, tol: Tolerance, out: Outcome) -> None:
+    """Every tensor of the sample after the call, device against CPU: an op that updates an input in place
+    (batch norm's running_mean and running_var in training, an out-of-place op's buffer) is compared there
+    too. Inputs neither side changed are equal and cost one torch.equal."""
+    cpu_flat, _ = tree_flatten((cpu_sample.input, cpu_sample.args, cpu_sample.kwargs))
+    dev_flat, _ = tree_flatten((dev_sample.input, dev_sample.args, dev_sample.kwargs))
+    if len(cpu_flat) != len(dev_flat):
+        return
+    for i, (e, a) in enumerate(zip(cpu_flat, dev_flat)):
+        if not (isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor)) or e.layout != torch.strided:
+            continue
+        a_cpu = a.detach().to("cpu")
+        if a_cpu.shape == e.shape and a_cpu.dtype == e.dtype and torch.equal(a_cpu, e.detach()):
+            continue
+        before = out.elements
+        _compare_tensor(f"input {i} after the call (updated in place)", a_cpu, e, tol, True, out)
+        out.elements = before
+        out.updated_inputs += 1
+        if out.mismatch:
+            return
 
 
 def _grad_inputs(sample):
@@ -271,13 +298,20 @@ def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, var
         from crossdev import numerics
         out.tf32_ops = sorted(seen.reached & set(numerics.TF32_OPS))
         tol = tf32_tol if out.tf32_ops else tol
-    values = values and not out.random_ops
     dev_sample = keep_on_host(op, cpu_sample, _to_device(sample, device) if made_on_cpu else sample)
+    from . import random_laws
+    recorder = random_laws.RandomCalls() if out.random_ops else contextlib.nullcontext()
     try:
-        actual = processed(dev_sample, _call(op, dev_sample, variant, template, device), op)
+        with recorder:  # the device's random ATen calls, each judged by its law (suite._randomness)
+            actual = processed(dev_sample, _call(op, dev_sample, variant, template, device), op)
         materialize(actual, device)
     except Exception as e:  # noqa: BLE001
         raise DeviceError(f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}") from e
+    if out.random_ops:
+        out.random_calls = recorder.calls
+        if random_laws.all_deterministic(recorder.calls):  # rrelu in eval: its values are compared as any op's
+            out.random_ops = []
+    values = values and not out.random_ops
     opened = open_contract.open_outputs(full_name(op), cpu_sample)
     if opened:
         out.open_outputs = "; ".join(sorted({f"{how}: {reason}" for how, reason in opened.values()}))
@@ -287,6 +321,8 @@ def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, var
         _compare(actual, expected, tol, values, out, "output", opened)
         if out.mismatch:
             out.kept = Kept(actual, expected)
+        elif values:
+            _compare_updated_inputs(cpu_sample, dev_sample, tol, out)
         return out
     # backward: the same grad_outputs on both sides, gradients of every input that requires grad
     sides = backward_sides(expected, actual, cpu_sample, dev_sample)
@@ -305,6 +341,9 @@ def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, var
     except Exception as e:  # noqa: BLE001
         raise DeviceError(f"backward: {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}") from e
     compared_a, compared_e = list(a_grads), list(e_grads)
+    if out.random_ops:  # no CPU gradient to compare with: the device's own, against its own forward draw
+        from . import random_backward
+        out.mismatch = random_backward.check(full_name(op), a_inputs, a_outs, grad_outs, list(a_grads), tol)
     if values:  # a choice among ties the contract leaves open: summed over tie groups (open_contract.OPEN_TIES)
         compared_a, compared_e = open_contract.comparable_gradients(full_name(op), cpu_sample, dev_sample, compared_a, compared_e)
     _compare(compared_a, compared_e, tol, values, out, "grad")

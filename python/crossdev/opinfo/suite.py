@@ -6,11 +6,13 @@ from __future__ import annotations
 import contextlib
 import time
 import zlib
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 
 from crossdev import harness_error, numerics
 
 from . import (compile_variant, cpu_capability, cross_machine, expectations, kernel_source, op_db_decorators,
-               open_contract, random_ops, row_check, row_tolerance, samples, seeding, selection)
+               open_contract, random_ops, row_check, row_tolerance, samples, seeding, selection, skip_reasons)
 from .float64_diagnostic import Diagnostic
 from .row_check import CHECKS, DTYPE_NAMES, VARIANTS, _op_db_or_fatal, check  # noqa: F401 (check: the worker's)
 from .tolerances import Tolerance, tolerance_for
@@ -95,17 +97,20 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
     device, execution = device_for(kind, request["kinds"].get(kind, "absent"))
     if device is None:
         case.update(status="skip", execution="not_run", message=execution)
-        return case
+        return skip_reasons.mark(case, "device_absent")
     case.update(device=device, execution=execution)
     skipped = expectations.expected_skip(request, kind, case["id"])
     if skipped:
         case.update(status="skip", execution="not_run", message=skipped)
-        return case
+        return skip_reasons.mark(case, "expectation")
     dtype = _dtype(dtype_name)
-    why_not = samples.variant_missing(op, variant, check) or _supported(op, kind, dtype, check)
+    missing = samples.variant_missing(op, variant, check)
+    if missing:
+        return skip_reasons.mark(_skip(case, missing), "variant_missing")
+    why_not = _supported(op, kind, dtype, check)
     if why_not:
-        return _skip(case, why_not)
-    rules = op_db_decorators.rules_for(op, kind, dtype)
+        return skip_reasons.mark(_skip(case, why_not), "no_golden")
+    rules = op_db_decorators.rules_for(op, kind, dtype, check)
     if rules.describe():
         case["details"]["op_db_decorators"] = rules.describe()
     if rules.ignored:
@@ -113,9 +118,9 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
             f" (decorators crossdev does not apply to {'.'.join(rules.test)})"
     gap = declared_gap(op, kind, dtype, check, rules)
     if gap:
-        return _skip(case, gap, declared_gap=gap)
+        return skip_reasons.mark(_skip(case, gap, declared_gap=gap), "declared_gap")
     if rules.skip:
-        return _skip(case, rules.skip)
+        return skip_reasons.mark(_skip(case, rules.skip), "op_db_skip")
     tol = row_tolerance.apply(tolerance_for(op, kind, dtype, rules), row, dtype_name)
     mode = row.get("numerics", numerics.DEFAULT_MODE)
     deployed = numerics.settings()
@@ -151,22 +156,25 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
     if lowering is not None:  # a real xla device: lowered to XLA, or torch_xla's CPU fallback (xla_lowering.py)
         case["details"].update(lowering.details())
         case["metrics"].update(lowering.metrics())
-    if result is None:
-        return case
-    compared, failing, first, random_sample, float64 = result
-    if first is not None and execution == "simulated":
-        case["details"].update(kernel_source.for_case(op, first, device, check, variant, dtype_name))
-    if compared == 0:
-        case.update(status="skip", execution="not_run", message="no sample ran on the CPU golden")
-        return case
-    distribution = ""
-    if random_sample is not None:
+    found = result
+    if found.first is not None and execution == "simulated":
+        case["details"].update(kernel_source.for_case(op, found.first, device, check, variant, dtype_name))
+    if found.compared == 0 and not found.errors:
+        why = "no sample ran on the CPU golden" if found.golden_raised and not found.empty else \
+            f"no sample had elements ({found.empty} empty sample(s) ran, none compared anything)"
+        case.update(status="skip", execution="not_run", message=why)
+        return skip_reasons.mark(case, "golden_raised" if found.golden_raised and not found.empty else "no_elements")
+    randomness = ""
+    if found.random_calls or found.random_sample is not None:
         with context():
-            distribution = _distribution(op, case, random_sample, device, device_type, check, variant, tol)
-    float64.record(case)
-    if failing:
+            randomness = _randomness(op, case, found, device, device_type, check, variant, tol)
+    found.float64.record(case)
+    if found.errors:
+        case["details"]["error_samples"] = "\n".join(found.errors[:10])
+    if found.failing:
+        failing = found.failing
         case["details"]["failing_samples"] = "\n".join(failing[:10]) + (f"\n... {len(failing) - 10} more" if len(failing) > 10 else "")
-        message = f"{len(failing)} of {compared} samples differ from {'eager' if variant == 'compile' else 'the CPU'}; " \
+        message = f"{len(failing)} of {found.compared} samples differ from {'eager' if variant == 'compile' else 'the CPU'}; " \
                   f"first: {failing[0]}; tolerance {tol.describe()}"
         if tf32_deployed:
             message += "; " + _tf32_rerun(op, case, row, device, device_type, dtype, check, variant, run_sample, tol)
@@ -174,14 +182,48 @@ def run_case(op, name, kind, dtype_name, check, variant, request) -> dict:
             message += "; " + _reverse_order_rerun(op, case, row, device, device_type, dtype, check, variant, tol,
                                                    metadata_only, run_sample, failing)
         case.update(status="fail", message=message)
-    elif distribution:
-        case.update(status="fail", message=f"random op: {distribution}")
-    if case["status"] == "fail" and rules.xfail:
-        case.update(status="xfail", message=f"op_db expects {'.'.join(rules.test)} to fail here "
-                                            f"({rules.xfail}): {case['message']}")
-    elif rules.xfail:
-        case["details"]["op_db_xfail_passes"] = f"op_db expects {'.'.join(rules.test)} to fail here ({rules.xfail}); " \
-            "crossdev's rules (open outputs, views kept, random ops by distribution) pass it"
+    elif randomness:
+        case.update(status="fail", message=f"random op: {randomness}")
+    elif found.errors:
+        case.update(status="error", message=f"{found.errors[0]}" + (
+            f" ({len(found.errors) - 1} more sample(s) raised)" if len(found.errors) > 1 else "") +
+            f"; the {found.compared} other sample(s) compared agree")
+    if found.errors and case["status"] == "fail":
+        case["message"] += f"; also {len(found.errors)} sample(s) raised on the device, first: {found.errors[0]}"
+    return xfail_verdict(case, rules)
+
+
+def explaining_rule(case) -> str:
+    """The rule of crossdev's own that handles what PyTorch's comparison cannot for this case, or '': such a
+    case is judged by that rule, and op_db's expectedFailure for the reference test does not apply to it."""
+    details = case["details"]
+    if details.get("open_outputs"):
+        return f"open outputs (open_contract.OPEN_OUTPUTS): {details['open_outputs']}"
+    if details.get("random_ops"):
+        return "random ops judged by their law (random_laws.py)"
+    compared = details.get("compared", "")
+    if compared.startswith(("in canonical order", "in sign-canonical form", "the input's gradient summed")):
+        return compared
+    return ""
+
+
+def xfail_verdict(case, rules):
+    """op_db's expectedFailure for the case's reference test, applied as PyTorch applies it: a failure is
+    `xfail`, a pass is `xpass` (an unexpected success) and gates; unless one of crossdev's own rules explains
+    what PyTorch's comparison cannot (explaining_rule): then the decorator is not taken, a failure fails and a
+    pass says which rule passed it."""
+    if not rules.xfail or case["status"] not in ("pass", "fail"):
+        return case
+    decorator = f"op_db expects {'.'.join(rules.test)} to fail here ({rules.xfail})"
+    rule = explaining_rule(case) or (case["status"] == "pass" and case["details"].get("float64_rule", ""))
+    if rule:
+        case["details"]["op_db_xfail_not_taken"] = f"{decorator}; not taken: crossdev judges it by {rule}"
+        return case
+    if case["status"] == "fail":
+        case.update(status="xfail", message=f"{decorator}: {case['message']}")
+    else:
+        case.update(status="xpass", message=f"{decorator}, and every sample agrees: an unexpected success (remove "
+                                            "the decorator upstream, or explain the difference with a rule)")
     return case
 
 
@@ -207,30 +249,57 @@ def _sample_iter(op, device, dtype, check, variant, kind=""):
     return op.sample_inputs(where, dtype, requires_grad=(check == "backward"))
 
 
+@dataclass
+class Samples:
+    """What the samples of a case found: `compared` counts the samples with elements (an empty sample compares
+    nothing and does not count), `failing` a line per sample outside every rule, `errors` a line per sample the
+    device raised on or could not make (the other samples' verdicts stand beside them)."""
+    compared: int = 0
+    empty: int = 0
+    golden_raised: int = 0
+    failing: list = dataclass_field(default_factory=list)
+    errors: list = dataclass_field(default_factory=list)
+    first: object = None  # the first compared CPU sample
+    random_sample: object = None  # the sample the two-sample fallback draws from (random ops without a law)
+    random_calls: list = dataclass_field(default_factory=list)  # the device's random ATen calls (random_laws)
+    float64: object = None
+    updated_inputs: int = 0
+
+
+def seed_of(row) -> int:
+    """The row's `seed` (a rerun under another seed), else SEED."""
+    return int(row.get("seed", SEED))
+
+
 def _run_samples(op, case, row, device, device_type, dtype, check, variant, tol, metadata_only, run_sample, tf32_tol):
-    """Every sample of the case: (compared, failing lines, the first compared CPU sample, the smallest random
-    device sample, the float64 Diagnostic); None when the case ended (an error)."""
-    seeding.seed(SEED, device_type)
+    """Every sample of the case, until max_samples of them had elements: a Samples."""
+    seed = seed_of(row)
+    seeding.seed(seed, device_type)
     sample_iter = _sample_iter(op, device, dtype, check, variant, case["details"]["device_kind"])
-    compared, golden_raised, failing, first, random_sample, random_ops_seen = 0, 0, [], None, None, []
+    found = Samples(float64=Diagnostic(op, dtype, check, variant, tol))
+    random_ops_seen = []
     worst = samples.Outcome()
-    float64 = Diagnostic(op, dtype, check, variant)
-    for index, sample in enumerate(_made_on_device(sample_iter, case, device)):
-        if index >= row_check.max_samples(row):
+    wanted = row_check.max_samples(row)
+    for index, sample in enumerate(_made_on_device(sample_iter, found.errors, device)):
+        if found.compared >= wanted:
             break
-        seeding.seed(SEED + index, device_type)
+        seeding.seed(seed + index, device_type)
         try:
             extra = {"tf32_tol": tf32_tol} if tf32_tol is not None else {}
             o = run_sample(op, sample, device, check, tol, values=metadata_only is None, variant=variant, **extra)
         except samples.GoldenError:
-            golden_raised += 1
+            found.golden_raised += 1
             continue
         except samples.DeviceError as e:
-            case.update(status="error", message=f"sample {index} (shapes {samples.shapes_of(sample)}): {e}")
-            return None
-        compared += 1
+            found.errors.append(f"sample {index} (shapes {samples.shapes_of(sample)}): {e}")
+            continue
+        if not o.elements and not o.mismatch:
+            found.empty += 1
+            continue
+        found.compared += 1
+        found.updated_inputs += o.updated_inputs
         golden_sample = getattr(o, "golden_sample", None) or sample
-        first = first if first is not None else golden_sample
+        found.first = found.first if found.first is not None else golden_sample
         for key in ("max_abs", "max_rel", "max_ulp"):
             setattr(worst, key, max(getattr(worst, key), getattr(o, key)))
         if samples.process_fn_name(sample) and "output_process_fn_grad" not in case["details"]:
@@ -239,31 +308,39 @@ def _run_samples(op, case, row, device, device_type, dtype, check, variant, tol,
             case["details"]["open_outputs"] = o.open_outputs
         if getattr(o, "random_ops", None):
             random_ops_seen += [n for n in o.random_ops if n not in random_ops_seen]
-            if random_sample is None or _numel(sample) < _numel(random_sample):  # the cheapest one is drawn
-                random_sample = sample
+            found.random_calls += getattr(o, "random_calls", [])
+            if found.random_sample is None or _numel(sample) < _numel(found.random_sample):  # the cheapest with elements
+                found.random_sample = sample
         if o.mismatch:
-            text, passes = float64.judge(golden_sample, o) if metadata_only is None and not o.random_ops else ("", False)
+            text, passes = found.float64.judge(golden_sample, o) if metadata_only is None and not o.random_ops else ("", False)
             if not passes:
-                failing.append(f"sample {index} shapes {samples.shapes_of(sample)}: {o.mismatch}{text}")
-    if case.get("status") == "error":  # the device could not make a sample (_made_on_device)
-        return None
-    case["metrics"] = {"samples": compared, "failing_samples": len(failing), "max_abs": worst.max_abs,
+                found.failing.append(f"sample {index} shapes {samples.shapes_of(sample)}: {o.mismatch}{text}")
+    case["metrics"] = {"samples": found.compared, "failing_samples": len(found.failing), "max_abs": worst.max_abs,
                        "max_rel": worst.max_rel, "max_ulp": worst.max_ulp}
-    if golden_raised:
-        case["details"]["golden_raised"] = f"{golden_raised} sample(s) raised on the CPU and were not compared"
+    if found.empty:
+        case["metrics"]["empty_samples"] = found.empty
+        case["details"]["empty_samples"] = f"{found.empty} sample(s) without elements ran and were not counted as compared"
+    if found.errors:
+        case["metrics"]["error_samples"] = len(found.errors)
+    if found.updated_inputs:
+        case["details"]["updated_inputs"] = (f"{found.updated_inputs} input(s) the op updates in place compared after "
+                                             "the call (running statistics, buffers)")
+    if found.golden_raised:
+        case["details"]["golden_raised"] = f"{found.golden_raised} sample(s) raised on the CPU and were not compared"
     if random_ops_seen:
         case["details"]["random_ops"] = ", ".join(f"aten::{n}" for n in random_ops_seen)
         case["details"]["compared"] = (f"random op (it reached {case['details']['random_ops']}, tagged "
                                        "nondeterministic_seeded): the samples that drew compared on shape, dtype and "
-                                       "layout, and by distribution (random_ops.py)")
-    return compared, failing, first, random_sample, float64
+                                       "layout, and by the law of each random ATen call (random_laws.py)")
+    return found
 
 
-def _made_on_device(sample_iter, case, device):
+def _made_on_device(sample_iter, errors, device):
     """op_db's samples as the case's reference test makes them, on the device (test_compare_cpu): op_db's
-    generators run ops there (make_fullrank_matrices_with_distinct_singular_values runs svd and qr). A device
-    that cannot run them fails the case as an `error` of the device's, not of the harness; on a lazy device
-    the sample is read first, where such an error surfaces (samples.materialize)."""
+    generators run ops there (make_fullrank_matrices_with_distinct_singular_values runs svd and qr). A sample
+    the device cannot make is the device's error, recorded in `errors` beside the verdicts of the samples
+    already compared (a generator that raised is finished: the samples after it are not made); on a lazy
+    device the sample is read first, where such an error surfaces (samples.materialize)."""
     index = 0
     while True:
         try:
@@ -273,8 +350,7 @@ def _made_on_device(sample_iter, case, device):
             return
         except Exception as e:  # noqa: BLE001  the device's error while making sample `index`
             text = str(e).strip().splitlines()[0] if str(e).strip() else ""
-            case.update(status="error", message=f"making sample {index} on the device (op_db's sample_inputs): "
-                                                f"{type(e).__name__}: {text}")
+            errors.append(f"making sample {index} on the device (op_db's sample_inputs): {type(e).__name__}: {text}")
             return
         yield sample
         index += 1
@@ -286,8 +362,30 @@ def _numel(sample) -> int:
     return sum(t.numel() for t in tree_flatten((sample.input, sample.args, sample.kwargs))[0] if isinstance(t, torch.Tensor))
 
 
+def _randomness(op, case, found, device, device_type, check, variant, tol) -> str:
+    """A random case's draws judged: each random ATen call the device made, by its law (random_laws.judge_case:
+    enlarged draws, goodness of fit, the support, a repeated draw), and, where a call has no law, the two-sample
+    test against the CPU on a sample with elements (random_ops.py). '' when every test agrees."""
+    from . import random_laws
+
+    verdicts = random_laws.judge_case(found.random_calls, device, rtol=tol.rtol, atol=tol.atol)
+    judged = [v for v in verdicts if v.kind == "law"]
+    lawless = sorted({f"aten::{c.name}" for c in found.random_calls if random_laws.law_for(c) is None})
+    lines = [v.text for v in verdicts]
+    failed = next((v.text for v in verdicts if not v.passed), "")
+    if judged:
+        case["metrics"]["law_values"] = sum(v.values for v in judged)
+    fallback = ""
+    if (lawless or not found.random_calls) and found.random_sample is not None and not failed:
+        fallback = _distribution(op, case, found.random_sample, device, device_type, check, variant, tol)
+        lines.append(f"{', '.join(lawless) or 'the device reached no random ATen op'}: no law; "
+                     f"{case['details'].pop('distribution', '')}")
+    case["details"]["distribution"] = "\n".join(lines)
+    return failed or fallback
+
+
 def _distribution(op, case, sample, device, device_type, check, variant, tol) -> str:
-    """The distribution test of a random case on its smallest random sample: '' when it agrees."""
+    """The two-sample test of a random case without a law, on a sample with elements: '' when it agrees."""
     cpu_sample = sample if samples._on_cpu(sample) else samples.on_cpu(op, sample)
     sample = samples._to_device(sample, device) if samples._on_cpu(sample) else sample
     grad_outputs = []
@@ -320,7 +418,7 @@ def _reverse_order_rerun(op, case, row, device, device_type, dtype, check, varia
         items.append((index, sample))
     failed_reversed = set()
     for index, sample in reversed(items):
-        seeding.seed(SEED + index, device_type)
+        seeding.seed(seed_of(row) + index, device_type)
         try:
             o = run_sample(op, sample, device, check, tol, values=metadata_only is None, variant=variant)
         except (samples.GoldenError, samples.DeviceError):
@@ -350,7 +448,7 @@ def _tf32_rerun(op, case, row, device, device_type, dtype, check, variant, run_s
             samples._call(op, samples._to_device(first, device))
         except Exception:  # noqa: BLE001
             pass
-    passes_without = result is not None and not result[1]
+    passes_without = not result.failing and not result.errors
     verdict = numerics.tf32_verdict(seen.tf32_ops(), passes_without)
     case["details"]["tf32"] = verdict
     return verdict
@@ -418,10 +516,10 @@ def capability_case(op, name, kind, dtype_name, check, variant, request, runner)
     skipped = expectations.expected_skip(request, "cpu", case["id"])
     if skipped:
         case.update(status="skip", execution="not_run", message=skipped)
-        return case
+        return skip_reasons.mark(case, "expectation")
     dtype = _dtype(dtype_name)
     why_not = _supported(op, "cpu", dtype, check)
     if why_not:
         case.update(status="skip", execution="not_run", message=why_not)
-        return case
+        return skip_reasons.mark(case, "no_golden")
     return runner.run_case(op, name, kind, dtype_name, check, variant, case)

@@ -4,9 +4,11 @@ This is the in-memory model that report, gate and the views read; `crossdev merg
 is the command that writes several bundles into one file. A bad bundle never stops the merge: it
 becomes an InputError that every output shows, and the good bundles are merged as usual.
 """
+import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional
 
 from crossdev.report.bundle import Bundle, BundleError, load_bundles
 from crossdev.report.cross_machine import CrossMachine, compare_runners
@@ -53,6 +55,10 @@ class Report:
     history: List[Bundle] = field(default_factory=list)  # earlier bundles, for trends
     # Runners compared pairwise on the same serialised samples (cross_machine opinfo rows)
     cross_machine: CrossMachine = field(default_factory=CrossMachine)
+    # bench/python/gate_power_bench.py's JSON (`crossdev report --gate-power FILE`): what the gate catches
+    gate_power: Optional[Dict] = None
+    # A --gate-power file that could not be read: exit 2 and shown in its section, never in the conformance verdict
+    gate_power_error: Optional[InputError] = None
 
     def cases(self) -> Iterable:
         """(runner, case) for every case of every runner, in input order."""
@@ -106,7 +112,30 @@ def load_all(paths: Iterable[str]):
     return good, bad
 
 
-def merge(paths: Iterable[str], history_paths: Iterable[str] = ()) -> Report:
+GATE_POWER_MAX_BYTES = 64 << 20
+
+
+def load_gate_power(path: str):
+    """(the gate-power document, None) or (None, InputError): a JSON object with a `mutants` list of objects
+    (bench/python/gate_power_bench.py); the views read the rest of it defensively."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(GATE_POWER_MAX_BYTES + 1)
+        if len(raw) > GATE_POWER_MAX_BYTES:
+            raise ValueError(f"larger than {GATE_POWER_MAX_BYTES >> 20} MiB")
+        doc = json.loads(raw.decode("utf-8"))
+    except OSError as e:
+        return None, InputError(path=path, message=f"{path}: gate-power file: cannot read it: {e.strerror or e}")
+    except ValueError as e:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return None, InputError(path=path, message=f"{path}: gate-power file: not JSON: {e}")
+    if not isinstance(doc, dict) or not isinstance(doc.get("mutants"), list) or \
+            not all(isinstance(m, dict) for m in doc["mutants"]):
+        return None, InputError(path=path, message=f"{path}: gate-power file: expected an object with a `mutants` "
+                                                   "list of objects (bench/python/gate_power_bench.py's --out)")
+    return doc, None
+
+
+def merge(paths: Iterable[str], history_paths: Iterable[str] = (), gate_power_path: Optional[str] = None) -> Report:
     runners, errors = load_all(paths)
     runners = fold_shards(runners, runner_label)  # a sharded run is one runner (crossdev run --shard)
     history, history_errors = load_all(history_paths)
@@ -115,5 +144,7 @@ def merge(paths: Iterable[str], history_paths: Iterable[str] = ()) -> Report:
     pairs, pair_errors = compare_runners(runners)
     errors += [InputError(path=path, message=message if message.startswith(path) else f"{path}: {message}")
                for path, message in pair_errors]
-    return Report(runners=runners, errors=errors + history_errors, history=history, cross_machine=pairs)
+    gate_power, gate_power_error = load_gate_power(str(Path(gate_power_path))) if gate_power_path else (None, None)
+    return Report(runners=runners, errors=errors + history_errors, history=history, cross_machine=pairs,
+                  gate_power=gate_power, gate_power_error=gate_power_error)
 

@@ -1,7 +1,7 @@
 """`crossdev report`: one or more bundles into the offline HTML, Markdown and JUnit
 (DIR/index.html, DIR/summary.md and DIR/junit.xml).
 
-usage: crossdev report BUNDLE... --out DIR [--history BUNDLE...] [--title TEXT]
+usage: crossdev report BUNDLE... --out DIR [--history BUNDLE...] [--title TEXT] [--gate-power FILE]
 
 A BUNDLE is a result bundle (`crossdev run`'s bundle.json, gzip-compressed or not) or a bundle set
 written by `crossdev merge`, whose bundles count as if each had been named here.
@@ -9,7 +9,9 @@ written by `crossdev merge`, whose bundles count as if each had been named here.
 Exit codes: 0 every input bundle was usable and the report was written; 2 bad input: a bundle
 (or history bundle) is missing, truncated, not JSON or not schema-valid. Its error names the
 file and is printed on stderr and shown in every output; the usable bundles are still merged and
-the report is still written. Case failures do not change the exit code: gating is `crossdev gate`'s job.
+the report is still written. A --gate-power file (bench/python/gate_power_bench.py) that cannot be
+read is exit 2 too, its error shown in its section (not in the conformance verdict). Case failures
+do not change the exit code: gating is `crossdev gate`'s job.
 """
 import sys
 from pathlib import Path
@@ -35,14 +37,16 @@ def parse_args(argv):
     p.add_argument("--history", nargs="*", default=[], metavar="BUNDLE",
                    help="earlier bundles for the trends section (oldest first)")
     p.add_argument("--title", default="crossdev conformance report")
+    p.add_argument("--gate-power", metavar="FILE",
+                   help="bench/python/gate_power_bench.py's JSON: the section \"What this gate catches\"")
     return p.parse_args(argv)
 
 
 
 def run(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    report = merge(args.bundles, args.history)
-    for err in report.errors:
+    report = merge(args.bundles, args.history, args.gate_power)
+    for err in report.errors + ([report.gate_power_error] if report.gate_power_error else []):
         print(f"{PROG}: error: {err.message}", file=sys.stderr)
 
     out = Path(args.out)
@@ -58,7 +62,7 @@ def run(argv=None) -> int:
         return EXIT_BAD_INPUT
     merged = len(report.runners)
     print(f"report: {out / 'index.html'} ({merged} bundle(s) merged, {len(report.errors)} unusable)")
-    return EXIT_BAD_INPUT if report.errors else EXIT_OK
+    return EXIT_BAD_INPUT if report.errors or report.gate_power_error else EXIT_OK
 
 
 main = guarded(run, PROG, "crossdev.report")

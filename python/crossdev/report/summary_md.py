@@ -2,10 +2,39 @@
 
 Job summaries render inline HTML, so every value is escaped like HTML as well as for tables.
 """
+from collections import Counter
+from typing import Dict, List, Tuple
+
+from crossdev.opinfo.skip_reasons import SKIP_REASONS  # the one table of reasons (torch-free)
 from crossdev.report.merge import Report
 from crossdev.report.schema import GATING_STATUSES, STATUSES
 
 COUNTED_STATUSES = tuple(s for s in STATUSES if s != "pass")  # pass is split into real and simulated
+OTHER_SKIP_REASON = "other"  # a skip case without details.skip_reason
+
+
+def skips_by_reason(report: Report) -> Tuple[List[str], Dict[str, Counter]]:
+    """The opinfo suite's skip cases counted per runner by details.skip_reason (a key of SKIP_REASONS; a case
+    without one counts as "other"): (the reasons seen, in SKIP_REASONS' order, then any other key, then "other";
+    {runner label: Counter}), every runner listed. No opinfo skip at all: ([], {...})."""
+    counts: Dict[str, Counter] = {}
+    for runner in report.runners:
+        counter = counts.setdefault(runner.label, Counter())
+        for case in runner.cases:
+            if case.get("suite") == "opinfo" and case.get("status") == "skip":
+                reason = (case.get("details") or {}).get("skip_reason")
+                counter[reason if isinstance(reason, str) and reason else OTHER_SKIP_REASON] += 1
+    seen = set().union(*counts.values()) if counts else set()
+    order = [r for r in SKIP_REASONS if r in seen]
+    order += sorted(seen - set(SKIP_REASONS) - {OTHER_SKIP_REASON})
+    order += [OTHER_SKIP_REASON] if OTHER_SKIP_REASON in seen else []
+    return order, counts
+
+
+def skip_reason_meaning(reason: str) -> str:
+    if reason == OTHER_SKIP_REASON:
+        return "no details.skip_reason recorded"
+    return SKIP_REASONS.get(reason, "not a reason crossdev.opinfo.skip_reasons knows")
 
 MAX_FAILURES_LISTED = 50
 
@@ -54,6 +83,14 @@ def render_markdown(report: Report) -> str:
             *(str(c.by_status[s]) for s in COUNTED_STATUSES),
         ]))
     lines.append("")
+
+    reasons, skips = skips_by_reason(report)
+    if reasons:
+        lines += ["## Skips by reason (opinfo)", "", _row(["runner", *(md_escape(r) for r in reasons)]),
+                  _row(["---"] * (len(reasons) + 1))]
+        for runner in report.runners:
+            lines.append(_row([md_escape(runner.label), *(str(skips[runner.label][r]) for r in reasons)]))
+        lines += [""] + [f"- {md_escape(r)}: {md_escape(skip_reason_meaning(r))}" for r in reasons] + [""]
 
     failures = report.gating_cases()
     if failures:

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Callable, List, NamedTuple, Optional
 
 from crossdev.report.merge import Report
-from crossdev.report.views import (bench_view, cross_machine_view, errors_view, failures_view, manager_view, models_view,
-                                   opinfo_view, redirect_view, scoreboard_view, suites_view, summary_view, trends_view)
+from crossdev.report.views import (bench_view, cross_machine_view, errors_view, failures_view, gate_power_view,
+                                   manager_view, models_view, opinfo_view, redirect_view, scoreboard_view, suites_view,
+                                   summary_view, trends_view)
 from crossdev.report.views.h import Markup, el, join
 
 _ASSETS = Path(__file__).resolve().parent / "assets"
@@ -31,6 +32,7 @@ SECTIONS: List[Section] = [
     Section("summary", "Summary per runner", summary_view.render, True),
     Section("scoreboard", "Cross-device parity scoreboard", scoreboard_view.render, True),
     Section("opinfo", "OpInfo parity: ATen operators", opinfo_view.render, False),
+    Section("gate-power", "What this gate catches", gate_power_view.render, False),  # crossdev report --gate-power
     Section("cross-machine", "Cross-machine: one set of samples on two runners", cross_machine_view.render, False),
     Section("models", "Model parity: the error along the depth", models_view.render, False),
     Section("redirect", "Seed 002 redirect policy", redirect_view.render, True),

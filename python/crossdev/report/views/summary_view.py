@@ -1,7 +1,7 @@
 """Summary per runner: what it ran on (execution_target) and how its cases ended."""
 from crossdev.report.merge import Report
 from crossdev.report.schema import GATING_STATUSES
-from crossdev.report.summary_md import COUNTED_STATUSES
+from crossdev.report.summary_md import COUNTED_STATUSES, skip_reason_meaning, skips_by_reason
 from crossdev.report.views.h import Markup, el, esc, join, table, td
 
 _COUNT_COLUMNS = COUNTED_STATUSES
@@ -36,6 +36,21 @@ def _runner_row(report: Report, runner) -> list:
     ]
 
 
+def _skips(report: Report):
+    """Skips by reason: the opinfo suite's skip cases per runner x details.skip_reason (SKIP_REASONS), so that
+    a case that stopped running is seen, not lost in the skip total. None when no opinfo case was skipped."""
+    reasons, counts = skips_by_reason(report)
+    if not reasons:
+        return None
+    header = ["runner", *(el("span", r, title=skip_reason_meaning(r)) for r in reasons), "total"]
+    rows = [[td(el("b", runner.label)),
+             *(td(str(counts[runner.label][r]), class_="num", data_reason=r) for r in reasons),
+             td(str(sum(counts[runner.label].values())), class_="num")] for runner in report.runners]
+    legend = el("ul", *(el("li", el("code", r), ": ", skip_reason_meaning(r)) for r in reasons), class_="note")
+    return join([el("h3", "Skips by reason (opinfo)"), table(header, rows, class_="grid", id="skip-reasons"),
+                 el("details", el("summary", "what each reason means"), legend)])
+
+
 def render(report: Report):
     if not report.runners:
         return el("p", "No usable bundle was given.", class_="warn")
@@ -44,4 +59,5 @@ def render(report: Report):
     totals = report.totals()
     note = el("p", f"{totals.real_pass} case(s) passed on real devices; {totals.simulated_pass} passed against "
                    "simulated devices or host profiles and are not counted as real-device passes.")
-    return Markup(table(header, (_runner_row(report, r) for r in report.runners), class_="grid", id="runners") + note)
+    return join([table(header, (_runner_row(report, r) for r in report.runners), class_="grid", id="runners"), note,
+                 _skips(report)])

@@ -1,0 +1,19 @@
+// Test-only ATen mutant: aten::normal_ on the sim device (PrivateUse1) draws from N(mean, 1.15 * std): a device's
+// normal generator with the wrong spread, its mean right. Its values are a random op's; the distribution test
+// must reject it ("random ops by their law": the mean square grows by 1.15^2 - 1 = 32% of std^2; catalog.json).
+// Drawn on the CPU with the default CPU generator, then copied to the device.
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+namespace {
+
+constexpr double kStdFactor = 1.15;
+
+at::Tensor& normal_wider(at::Tensor& self, double mean, double std, c10::optional<at::Generator> /*generator*/) {
+  self.copy_(at::empty(self.sizes(), self.options().device(at::kCPU)).normal_(mean, kStdFactor * std));
+  return self;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("normal_", normal_wider); }

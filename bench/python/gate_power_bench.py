@@ -121,10 +121,12 @@ def matrix_yaml(prefix: str, targets: Iterable[str], reruns: int, intent: str) -
     return "\n".join(lines) + "\n"
 
 
-def target_case_ids(prefix: str, targets: Iterable[str], reruns: int) -> Dict[str, List[str]]:
-    """{target: [case id of rerun 1, ..., rerun R]} in the matrix matrix_yaml writes."""
+def target_case_ids(prefix: str, targets: Iterable[str], reruns: int,
+                    matrix_targets: Optional[Iterable[str]] = None) -> Dict[str, List[str]]:
+    """{target: [case id of rerun 1, ..., rerun R]} in the matrix matrix_yaml writes for matrix_targets (default
+    targets): a mutant's targets in its group's matrix, where another mutant's target may add a check to an op."""
     targets = list(targets)
-    plan = row_plan(targets)
+    plan = row_plan(targets if matrix_targets is None else list(matrix_targets))
     checks_of = {op: checks for checks, ops in plan.items() for op in ops}
     out = {}
     for target in targets:
@@ -143,28 +145,29 @@ def _statuses(cases: Dict[str, dict], ids: Dict[str, List[str]]):
     return statuses
 
 
-def _first_message(cases: Dict[str, dict], per_run: List[str], wanted) -> Optional[str]:
-    for c in per_run:
-        if c in cases and wanted(cases[c]["status"]):
-            return trim(cases[c].get("message", "")) or cases[c]["status"]
-    return None
+def _messages(cases: Dict[str, dict], ids: Dict[str, List[str]], hit) -> Dict[str, str]:
+    """{target: the message of its first case whose status hits (trimmed)}, or "not in the bundle"."""
+    out = {}
+    for target, per_run in ids.items():
+        found = [cases[c] for c in per_run if c in cases and hit(cases[c]["status"])]
+        if found:
+            out[target] = trim(found[0].get("message", "")) or found[0]["status"]
+        elif any(c not in cases for c in per_run):
+            out[target] = "not in the bundle"
+    return out
 
 
-def mutant_figures(mutant: dict, cases: Dict[str, dict], prefix: str, reruns: int) -> dict:
-    """One mutant's entry of the output, from its group's bundle cases ({case id: case})."""
-    ids = target_case_ids(prefix, mutant["cases"], reruns)
+def mutant_figures(mutant: dict, cases: Dict[str, dict], prefix: str, reruns: int,
+                   group_targets: Optional[Iterable[str]] = None) -> dict:
+    """One mutant's entry of the output, from its group's bundle cases ({case id: case}); group_targets: the
+    targets the group's matrix was written for (default the mutant's own)."""
+    ids = target_case_ids(prefix, mutant["cases"], reruns, group_targets)
     statuses = _statuses(cases, ids)
     flat = [s for per_run in statuses.values() for s in per_run]
     bug = mutant["kind"] == "bug"
     hit = (lambda s: s in CAUGHT_STATUSES) if bug else (lambda s: s != "pass")
     count = sum(hit(s) for s in flat)
-    messages = {}
-    for target, per_run in ids.items():
-        message = _first_message(cases, per_run, hit)
-        if message is None and MISSING in statuses[target]:
-            message = "not in the bundle"
-        if message is not None:
-            messages[target] = message
+    messages = _messages(cases, ids, hit)
     entry = {k: mutant.get(k, "") for k in ("name", "kind", "group", "rule", "bug", "aten")}
     entry.update(cases=list(mutant["cases"]), runs=len(flat), **{"caught" if bug else "false_alarms": count},
                  rate=count / len(flat) if flat else 0.0, by_status=dict(sorted(Counter(flat).items())),
@@ -176,9 +179,7 @@ def clean_figures(cases: Dict[str, dict], prefix: str, targets: List[str], rerun
     ids = target_case_ids(prefix, targets, reruns)
     statuses = _statuses(cases, ids)
     flat = [s for per_run in statuses.values() for s in per_run]
-    messages = {t: m for t, per_run in ids.items()
-                if (m := _first_message(cases, per_run, lambda s: s != "pass")
-                    or ("not in the bundle" if MISSING in statuses[t] else None))}
+    messages = _messages(cases, ids, lambda s: s != "pass")
     alarms = sum(s != "pass" for s in flat)
     return {"cases": len(ids), "runs": len(flat), "false_alarms": alarms, "rate": alarms / len(flat) if flat else 0.0,
             "by_status": dict(sorted(Counter(flat).items())), "statuses": statuses, "messages": messages}
@@ -294,7 +295,8 @@ def main(argv=None) -> int:
             print(f"{prefix}: {len(cases)} case(s) in {seconds:.0f} s" + (f"; {error}" if error else ""), flush=True)
             if error:
                 errors.append(error)
-    entries = [mutant_figures(m, results[f"g{g}"], f"g{g}", args.reruns) for g, ms in by_group.items() for m in ms]
+    entries = [mutant_figures(m, results[f"g{g}"], f"g{g}", args.reruns, union_targets(ms))
+               for g, ms in by_group.items() for m in ms]
     doc = {"reruns": args.reruns, "diverge": args.diverge, "kind": KIND, "dtype": DTYPE, "max_samples": MAX_SAMPLES,
            "caught_statuses": list(CAUGHT_STATUSES), "mutants": entries,
            "clean": clean_figures(results["clean"], "clean", union_targets(mutants), args.reruns),

@@ -62,11 +62,11 @@ def num(v) -> float:
     return R._num(v)
 
 
-def inward(lo, hi, which):
-    """from/to (or lower/upper) with `which` moved inwards by 10% of the range."""
+def inward(lo, hi, which, e):
+    """from/to (or lower/upper) with `which` moved inwards by e of the range."""
     def change(b):
         a, z = num(b[lo]), num(b[hi])
-        return {lo: a + 0.1 * (z - a)} if which == lo else {hi: z - 0.1 * (z - a)}
+        return {lo: a + e * (z - a)} if which == lo else {hi: z - e * (z - a)}
     return change
 
 
@@ -74,17 +74,17 @@ def times(name, factor):
     return lambda b: {name: num(b[name]) * factor}
 
 
-def plus_tenth_of(name, scale):
-    return lambda b: {name: num(b[name]) + 0.1 * num(b[scale])}
+def plus_fraction_of(name, scale, e):
+    return lambda b: {name: num(b[name]) + e * num(b[scale])}
 
 
-def p_closer_to_half(name):
-    """p + 0.1 min(p, 1 - p): 10% of p's distance to the nearer end."""
+def p_closer_to_half(name, e):
+    """p + e min(p, 1 - p): e of p's distance to the nearer end."""
     def change(b):
         p = b[name]
         if isinstance(p, torch.Tensor):
-            return {name: p + 0.1 * torch.minimum(p, 1 - p)}
-        return {name: num(p) + 0.1 * min(num(p), 1 - num(p))}
+            return {name: p + e * torch.minimum(p, 1 - p)}
+        return {name: num(p) + e * min(num(p), 1 - num(p))}
     return change
 
 
@@ -97,19 +97,20 @@ def result_affine(scale, shift):
     return lambda out, b: out * scale + shift
 
 
-def multinomial_mass_moved(b):
-    probs = b["self"]
-    p = probs / probs.sum(-1, keepdim=True)
-    moved = 0.9 * p
-    moved[..., 0] += 0.1
-    return {"self": moved}
+def multinomial_mass_moved(e):
+    def change(b):
+        p = b["self"] / b["self"].sum(-1, keepdim=True)
+        moved = (1 - e) * p
+        moved[..., 0] += e
+        return {"self": moved}
+    return change
 
 
-def native_dropout_mask_p(b):
-    return {"p": num(b["p"]) * 1.1}
+def native_dropout_mask_p(e):
+    return lambda b: {"p": num(b["p"]) * (1 + e)}
 
 
-def native_dropout_rescaled(out, b):  # the mask drawn with 1.1 p, the kept values scaled as for p
+def native_dropout_rescaled(out, b):  # the mask drawn with another p, the kept values scaled as for p
     y, mask = out
     return (b["input"] * mask / (1 - num(b["p"])), mask)
 
@@ -118,8 +119,13 @@ def tensor_times(name, factor):
     return lambda b: {name: b[name] * factor}
 
 
-def tensor_mean_plus_tenth_std(b):
-    return {"mean": b["mean"] + 0.1 * b["std"]}
+def tensor_mean_plus(e):
+    return lambda b: {"mean": b["mean"] + e * b["std"]}
+
+
+def int_off(name, range_of, e, sign):
+    """randint's low or high moved inwards by e of the range, at least 1."""
+    return lambda b: {name: int(num(b[name])) + sign * max(1, math.ceil(e * range_of))}
 
 
 torch.manual_seed(0)
@@ -132,66 +138,69 @@ PROBS = torch.rand(3, 10)
 MEAN342 = torch.randn(3, 4, 2)
 STD342 = torch.rand(3, 4, 2) + 0.1
 
-# op_db name -> (the call, {law parameter: the wrong kernel 10% off in it})
-OPS = {
-    "cauchy": (lambda: torch.empty(5, 5).cauchy_(0, 1), {
-        "median": Wrong(["cauchy_"], plus_tenth_of("median", "sigma")),
-        "sigma": Wrong(["cauchy_"], times("sigma", 1.1))}),
-    "exponential": (lambda: torch.empty(5, 5).exponential_(1.0), {
-        "lambd": Wrong(["exponential_"], times("lambd", 1.1))}),
-    "geometric": (lambda: torch.empty(5, 5).geometric_(0.5), {
-        "p": Wrong(["geometric_"], p_closer_to_half("p"))}),
-    "log_normal": (lambda: torch.empty(5, 5).log_normal_(0.5, 1.0), {
-        "mean": Wrong(["log_normal_"], plus_tenth_of("mean", "std")),
-        "std": Wrong(["log_normal_"], times("std", 1.1))}),
-    "normal.in_place": (lambda: torch.empty(5, 5).normal_(0, 5), {
-        "mean": Wrong(["normal_"], plus_tenth_of("mean", "std")),
-        "std": Wrong(["normal_"], times("std", 1.1))}),
-    "uniform": (lambda: torch.empty(10).uniform_(-100, 100), {
-        "from": Wrong(["uniform_"], inward("from", "to", "from")),
-        "to": Wrong(["uniform_"], inward("from", "to", "to"))}),
-    "randn": (lambda: torch.randn(5, 5), {
-        "mean": Wrong(["randn"], result=result_affine(1.0, 0.1)),
-        "std": Wrong(["randn"], result=result_affine(1.1, 0.0))}),
-    "randn_like": (lambda: torch.randn_like(X25), {
-        "mean": Wrong(["randn_like"], result=result_affine(1.0, 0.1)),
-        "std": Wrong(["randn_like"], result=result_affine(1.1, 0.0))}),
-    "rand_like": (lambda: torch.rand_like(X25), {
-        "from": Wrong(["rand_like"], result=result_affine(0.9, 0.1)),
-        "to": Wrong(["rand_like"], result=result_affine(0.9, 0.0))}),
-    "randint": (lambda: torch.randint(2, 10, (5, 5)), {
-        "low": Wrong(["randint"], lambda b: {"low": 3}),
-        "high": Wrong(["randint"], lambda b: {"high": 9})}),
-    "randint_like": (lambda: torch.randint_like(X25, 2, 10), {
-        "low": Wrong(["randint_like"], lambda b: {"low": 3}),
-        "high": Wrong(["randint_like"], lambda b: {"high": 9})}),
-    "multinomial": (lambda: torch.multinomial(PROBS, 3), {
-        "probs": Wrong(["multinomial"], multinomial_mass_moved)}),
-    "normal": (lambda: torch.normal(MEAN342, STD342), {
-        "mean": Wrong(["normal"], tensor_mean_plus_tenth_std),
-        "std": Wrong(["normal"], tensor_times("std", 1.1))}),
-    "normal.number_mean": (lambda: torch.normal(1.6, 0.3, (2, 3)), {
-        "mean": Wrong(["normal"], plus_tenth_of("mean", "std")),
-        "std": Wrong(["normal"], times("std", 1.1))}),
-    "bernoulli": (lambda: torch.bernoulli(P234), {
-        "p": Wrong(["bernoulli"], p_closer_to_half("self"))}),
-    "nn.functional.dropout": (lambda: F.dropout(X25, 0.5, training=True), {
-        "p": Wrong(["bernoulli_"], keep_of_dropout_times(1.1))}),
-    "nn.functional.dropout2d": (lambda: F.dropout2d(X555, 0.5, training=True), {
-        "p": Wrong(["bernoulli_"], keep_of_dropout_times(1.1))}),
-    "nn.functional.dropout3d": (lambda: F.dropout3d(X5555, 0.5, training=True), {
-        "p": Wrong(["bernoulli_"], keep_of_dropout_times(1.1))}),
-    "nn.functional.alpha_dropout": (lambda: F.alpha_dropout(X25, 0.5, training=True), {
-        "p": Wrong(["bernoulli_"], keep_of_dropout_times(1.1))}),
-    "nn.functional.feature_alpha_dropout": (lambda: F.feature_alpha_dropout(X5555, 0.5, training=True), {
-        "p": Wrong(["bernoulli_"], keep_of_dropout_times(1.1))}),
-    "nn.functional.rrelu": (lambda: F.rrelu(X20, 0.0, 1.0, training=True), {
-        "lower": Wrong(["rrelu_with_noise"], inward("lower", "upper", "lower")),
-        "upper": Wrong(["rrelu_with_noise"], inward("lower", "upper", "upper"))}),
-    "native_dropout (CUDA's dropout)": (lambda: torch.ops.aten.native_dropout(X25, 0.5, True), {
-        "p": Wrong(["native_dropout"], native_dropout_mask_p, native_dropout_rescaled),
-        "scale": Wrong(["native_dropout"], result=lambda out, b: (out[0] * 1.1, out[1]))}),
-}
+
+def ops(e: float) -> dict:
+    """op_db name -> (the call, {law parameter: the wrong kernel, e (relative) off in it})."""
+    def dropout(call):
+        return (call, {"p": Wrong(["bernoulli_"], keep_of_dropout_times(1 + e))})
+
+    return {
+        "cauchy": (lambda: torch.empty(5, 5).cauchy_(0, 1), {
+            "median": Wrong(["cauchy_"], plus_fraction_of("median", "sigma", e)),
+            "sigma": Wrong(["cauchy_"], times("sigma", 1 + e))}),
+        "exponential": (lambda: torch.empty(5, 5).exponential_(1.0), {
+            "lambd": Wrong(["exponential_"], times("lambd", 1 + e))}),
+        "geometric": (lambda: torch.empty(5, 5).geometric_(0.5), {
+            "p": Wrong(["geometric_"], p_closer_to_half("p", e))}),
+        "log_normal": (lambda: torch.empty(5, 5).log_normal_(0.5, 1.0), {
+            "mean": Wrong(["log_normal_"], plus_fraction_of("mean", "std", e)),
+            "std": Wrong(["log_normal_"], times("std", 1 + e))}),
+        "normal.in_place": (lambda: torch.empty(5, 5).normal_(0, 5), {
+            "mean": Wrong(["normal_"], plus_fraction_of("mean", "std", e)),
+            "std": Wrong(["normal_"], times("std", 1 + e))}),
+        "uniform": (lambda: torch.empty(10).uniform_(-100, 100), {
+            "from": Wrong(["uniform_"], inward("from", "to", "from", e)),
+            "to": Wrong(["uniform_"], inward("from", "to", "to", e))}),
+        "randn": (lambda: torch.randn(5, 5), {
+            "mean": Wrong(["randn"], result=result_affine(1.0, e)),
+            "std": Wrong(["randn"], result=result_affine(1 + e, 0.0))}),
+        "randn_like": (lambda: torch.randn_like(X25), {
+            "mean": Wrong(["randn_like"], result=result_affine(1.0, e)),
+            "std": Wrong(["randn_like"], result=result_affine(1 + e, 0.0))}),
+        "rand_like": (lambda: torch.rand_like(X25), {
+            "from": Wrong(["rand_like"], result=result_affine(1 - e, e)),
+            "to": Wrong(["rand_like"], result=result_affine(1 - e, 0.0))}),
+        "randint": (lambda: torch.randint(2, 10, (5, 5)), {
+            "low": Wrong(["randint"], int_off("low", 8, e, +1)),
+            "high": Wrong(["randint"], int_off("high", 8, e, -1))}),
+        "randint_like": (lambda: torch.randint_like(X25, 2, 10), {
+            "low": Wrong(["randint_like"], int_off("low", 8, e, +1)),
+            "high": Wrong(["randint_like"], int_off("high", 8, e, -1))}),
+        "multinomial": (lambda: torch.multinomial(PROBS, 3), {
+            "probs": Wrong(["multinomial"], multinomial_mass_moved(e))}),
+        "normal": (lambda: torch.normal(MEAN342, STD342), {
+            "mean": Wrong(["normal"], tensor_mean_plus(e)),
+            "std": Wrong(["normal"], tensor_times("std", 1 + e))}),
+        "normal.number_mean": (lambda: torch.normal(1.6, 0.3, (2, 3)), {
+            "mean": Wrong(["normal"], plus_fraction_of("mean", "std", e)),
+            "std": Wrong(["normal"], times("std", 1 + e))}),
+        "bernoulli": (lambda: torch.bernoulli(P234), {
+            "p": Wrong(["bernoulli"], p_closer_to_half("self", e))}),
+        "nn.functional.dropout": dropout(lambda: F.dropout(X25, 0.5, training=True)),
+        "nn.functional.dropout2d": dropout(lambda: F.dropout2d(X555, 0.5, training=True)),
+        "nn.functional.dropout3d": dropout(lambda: F.dropout3d(X5555, 0.5, training=True)),
+        "nn.functional.alpha_dropout": dropout(lambda: F.alpha_dropout(X25, 0.5, training=True)),
+        "nn.functional.feature_alpha_dropout": dropout(lambda: F.feature_alpha_dropout(X5555, 0.5, training=True)),
+        "nn.functional.rrelu": (lambda: F.rrelu(X20, 0.0, 1.0, training=True), {
+            "lower": Wrong(["rrelu_with_noise"], inward("lower", "upper", "lower", e)),
+            "upper": Wrong(["rrelu_with_noise"], inward("lower", "upper", "upper", e))}),
+        "native_dropout (CUDA's dropout)": (lambda: torch.ops.aten.native_dropout(X25, 0.5, True), {
+            "p": Wrong(["native_dropout"], native_dropout_mask_p(e), native_dropout_rescaled),
+            "scale": Wrong(["native_dropout"], result=lambda out, b: (out[0] * (1 + e), out[1]))}),
+    }
+
+
+OPS = ops(0.1)
 
 
 def one_case(call, wrong, seed: int) -> tuple:
@@ -210,7 +219,7 @@ def one_case(call, wrong, seed: int) -> tuple:
     return not failed, sorted({v.op for v in verdicts}), failed[0] if failed else ""
 
 
-def measure(name, call, mutants, reruns: int, mutant_reruns: int, seed: int) -> dict:
+def measure(call, mutants, reruns: int, mutant_reruns: int, seed: int) -> dict:
     started = time.perf_counter()
     alarms, aten, first_alarm = 0, [], ""
     for k in range(reruns):
@@ -222,11 +231,12 @@ def measure(name, call, mutants, reruns: int, mutant_reruns: int, seed: int) -> 
     if first_alarm:
         row["first_false_alarm"] = first_alarm
     row["detection"] = {}
-    for parameter, wrong in mutants.items():
-        detected, missed = 0, ""
+    for parameter, wrong in (mutants.items() if mutant_reruns else ()):
+        detected = 0
         for k in range(mutant_reruns):
-            passed, _, _ = one_case(call, wrong, seed + 10**6 + k)
+            passed, judged, _ = one_case(call, wrong, seed + 10**6 + k)
             detected += not passed
+            row["aten"] = row["aten"] or judged
         row["detection"][parameter] = {"reruns": mutant_reruns, "detected": detected,
                                        "rate": detected / max(1, mutant_reruns)}
     row["seconds"] = round(time.perf_counter() - started, 1)
@@ -241,32 +251,37 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
     parser.add_argument("--seed", type=int, default=1_000_003)
     parser.add_argument("--out", type=pathlib.Path)
+    parser.add_argument("--error", type=float, default=0.1,
+                        help="the mutants' relative error in one parameter of the law (default 0.1)")
     parser.add_argument("--ops", nargs="*", choices=list(OPS), help="a subset of the ops (default: all)")
     args = parser.parse_args(argv)
     mutant_reruns = args.mutant_reruns if args.mutant_reruns is not None else max(20, args.reruns // 5)
     torch.set_num_threads(args.threads)
     warnings.filterwarnings("ignore", message="dropout2d: Received a 3D input")  # op_db's sample is 3-D
     results, started = {}, time.perf_counter()
-    for name, (call, mutants) in OPS.items():
+    for name, (call, mutants) in ops(args.error).items():
         if args.ops and name not in args.ops:
             continue
-        row = results[name] = measure(name, call, mutants, args.reruns, mutant_reruns, args.seed)
+        row = results[name] = measure(call, mutants, args.reruns, mutant_reruns, args.seed)
         detection = ", ".join(f"{p} {d['detected']}/{d['reruns']}" for p, d in row["detection"].items())
+        detection = f"; {args.error:.0%} errors detected: {detection}" if detection else ""
         print(f"{name} ({', '.join(row['aten'])}): {row['false_alarms']} false alarms in {row['reruns']} clean "
-              f"reruns; 10% errors detected: {detection} ({row['seconds']} s)", flush=True)
+              f"reruns{detection} ({row['seconds']} s)", flush=True)
     total_runs = sum(r["reruns"] for r in results.values())
     total_alarms = sum(r["false_alarms"] for r in results.values())
     mutant_runs = sum(d["reruns"] for r in results.values() for d in r["detection"].values())
     detected = sum(d["detected"] for r in results.values() for d in r["detection"].values())
-    worst = min((d["rate"] for r in results.values() for d in r["detection"].values()), default=math.nan)
+    worst = min((d["rate"] for r in results.values() for d in r["detection"].values()), default=None)
     total = {"reruns": total_runs, "false_alarms": total_alarms,
              "false_alarm_rate": total_alarms / max(1, total_runs), "mutant_reruns": mutant_runs,
              "detected": detected, "worst_detection_rate": worst,
              "seconds": round(time.perf_counter() - started, 1)}
     print(f"all: {total_alarms} false alarms in {total_runs} clean cases (bound per case {R.ALPHA:g}); "
-          f"{detected} of {mutant_runs} 10% errors detected (worst parameter {worst:.3f}); {total['seconds']} s")
+          + (f"{detected} of {mutant_runs} {args.error:.0%} errors detected (worst parameter {worst:.3f}); "
+             if worst is not None else "") + f"{total['seconds']} s")
     if args.out:
-        doc = {"alpha": R.ALPHA, "draw_values": R.DRAW_VALUES, "threads": args.threads, "torch": torch.__version__,
+        doc = {"alpha": R.ALPHA, "draw_values": R.DRAW_VALUES, "error": args.error, "threads": args.threads,
+               "torch": torch.__version__,
                "ops": results, "total": total}
         tmp = args.out.with_name(args.out.name + ".tmp")
         tmp.write_text(json.dumps(doc, indent=1))

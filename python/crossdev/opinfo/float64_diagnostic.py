@@ -5,6 +5,7 @@ rule (crossdev.float64_rule). Computed only for the samples outside tolerance, s
 nothing for it."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -76,6 +77,14 @@ def _outside(actual: torch.Tensor, expected: torch.Tensor, tol) -> torch.Tensor:
     return ~(same | close)
 
 
+def _relative(gap: torch.Tensor, exact: torch.Tensor) -> float:
+    """A tensor's largest finite gap over its scale (max |float64 value|): the side's relative accuracy on it."""
+    gap, magnitude = gap[gap.isfinite()], exact.abs()[exact.abs().isfinite()]
+    if not gap.numel() or not magnitude.numel() or float(magnitude.max()) == 0:
+        return 0.0
+    return float(gap.max()) / float(magnitude.max())
+
+
 @dataclass
 class Distances:
     """What the float64 run says of one failing sample: the largest distances of each side, the result's scale,
@@ -94,23 +103,29 @@ def measure(op, sample, dtype, check: str, variant: str, kept: samples.Kept, tol
 
     exact = tree_flatten(_exact(op, sample, dtype, check, variant, kept.grad_outputs))[0]
     device, golden = tree_flatten(kept.actual)[0], tree_flatten(kept.expected)[0]
-    found, compared = Distances(), 0
+    found, triples = Distances(), []
     for index, (a, e, x) in enumerate(zip(device, golden, exact)):
         if not (all(isinstance(t, torch.Tensor) for t in (a, e, x)) and a.shape == e.shape == x.shape):
             continue
         x = x.detach()
         if not (x.is_floating_point() or x.is_complex()):
             continue
-        compared += 1
         gap_device, gap_golden = _gaps(a, x), _gaps(e, x)
+        triples.append((index, a, e, x, gap_device, gap_golden))
         if x.numel():
             found.device = max(found.device, float(gap_device.max()))
             found.golden = max(found.golden, float(gap_golden.max()))
             finite = x.abs()[x.abs().isfinite()]
             found.scale = max(found.scale, float(finite.max()) if finite.numel() else 0.0)
-        ulp = _ulp(x if not x.is_complex() else x.abs(), e.dtype if not e.is_complex() else e.real.dtype)
+    compared = len(triples)
+    golden_max = found.golden if math.isfinite(found.golden) else 0.0
+    golden_rel = max((_relative(gap_golden, x) for _, _, _, x, _, gap_golden in triples), default=0.0)
+    for index, a, e, x, gap_device, gap_golden in triples:
+        magnitude = x.abs() if x.is_complex() else x.abs()
+        ulp = _ulp(magnitude, e.dtype if not e.is_complex() else e.real.dtype)
         outside = _outside(a, e, tol)
-        passes, judged, beyond, worst = float64_rule.within_elementwise(gap_device, gap_golden, ulp, outside)
+        passes, judged, beyond, worst = float64_rule.within_elementwise(gap_device, gap_golden, ulp, outside,
+                                                                        magnitude.to(torch.float64), golden_max, golden_rel)
         found.judged += judged
         found.beyond += beyond
         if worst is not None and not found.worst:

@@ -289,6 +289,9 @@ def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, var
     made_on_cpu = _on_cpu(sample)
     cpu_sample = sample if made_on_cpu else on_cpu(op, sample)
     out.golden_sample = cpu_sample
+    # the device's copy is made before the golden runs: an op that updates its inputs in place (batch norm's
+    # running statistics) must find the sample's values on both sides, not the golden's updated ones
+    dev_sample = keep_on_host(op, cpu_sample, _to_device(sample, device) if made_on_cpu else sample)
     try:
         raw_expected, expected, template, seen = golden(op, cpu_sample, variant)
     except Exception as e:  # noqa: BLE001
@@ -298,7 +301,6 @@ def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, var
         from crossdev import numerics
         out.tf32_ops = sorted(seen.reached & set(numerics.TF32_OPS))
         tol = tf32_tol if out.tf32_ops else tol
-    dev_sample = keep_on_host(op, cpu_sample, _to_device(sample, device) if made_on_cpu else sample)
     from . import random_laws
     recorder = random_laws.RandomCalls() if out.random_ops else contextlib.nullcontext()
     try:

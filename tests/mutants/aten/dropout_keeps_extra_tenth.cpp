@@ -1,8 +1,9 @@
 // Test-only ATen mutant: aten::native_dropout (what dropout on the sim device (PrivateUse1) reaches: at::dropout
 // takes the fused path for privateuseone) keeps each element with probability 1-p+0.1 (at most 1) in training,
 // where it must keep it with probability 1-p; kept elements are still scaled by 1/(1-p). A device whose
-// dropout draws the wrong drop rate: its values are a random op's, and the distribution test must reject it
-// ("random ops by their law": the fraction of zeros and the mean no longer match the CPU's; catalog.json).
+// dropout draws the wrong drop rate. Its values are a random op's; the suite must fail it by "random ops by
+// their law (dropout: drop rate against p)" (random_laws.py: its kept values are still x/(1-p), but the
+// goodness of fit of the keep rate against 1-p rejects; catalog.json).
 // Outside training it is ATen's: (input.clone(), ones of dtype bool).
 #include <algorithm>
 

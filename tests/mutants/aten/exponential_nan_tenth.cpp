@@ -1,8 +1,8 @@
 // Test-only ATen mutant: aten::exponential_ on the sim device (PrivateUse1) draws correct Exp(lambd) values,
 // then sets about 10% of the elements (each with probability 0.1, chosen at random) to NaN: a device kernel
-// that leaves some lanes unwritten or divides by zero now and then. Its values are a random op's; the
-// distribution test must reject it ("random ops by their law (non-finite values counted)": a NaN in a draw
-// is a difference of distribution, not a value to skip; catalog.json).
+// that leaves some lanes unwritten or divides by zero now and then. Its values are a random op's; the suite
+// must fail it by "random ops by their law (non-finite values counted)" (random_laws.py: NaN is never a value
+// of the law; a NaN is counted, never skipped; catalog.json).
 // Drawn on the CPU with the default CPU generator, then copied to the device.
 #include <limits>
 

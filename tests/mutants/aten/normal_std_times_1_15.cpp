@@ -1,6 +1,6 @@
 // Test-only ATen mutant: aten::normal_ on the sim device (PrivateUse1) draws from N(mean, 1.15 * std): a device's
-// normal generator with the wrong spread, its mean right. Its values are a random op's; the distribution test
-// must reject it ("random ops by their law": the mean square grows by 1.15^2 - 1 = 32% of std^2; catalog.json).
+// normal generator with the wrong spread, its mean right. Its values are a random op's; the suite must fail it
+// by "random ops by their law" (random_laws.py: the goodness of fit against N(mean, std) rejects; catalog.json).
 // Drawn on the CPU with the default CPU generator, then copied to the device.
 #include <ATen/ATen.h>
 #include <torch/library.h>

@@ -1,8 +1,9 @@
 // Test-only ATen mutant: aten::randn_like on the sim device (PrivateUse1) returns N(0, 1) values drawn from a
 // private CPU generator seeded with the same constant on every call: each draw is right on its own, but every
 // call returns the same one, whatever the seed (a device generator whose state is never advanced or seeded).
-// Its values are a random op's; the distribution test must reject it ("random ops by their law (a draw
-// repeated across calls)": its draws under 32 seeds have no spread at all; catalog.json).
+// Its values are a random op's, each draw a fine N(0, 1) sample; the suite must fail it by "random ops by their
+// law (a draw repeated across calls)" (random_laws.py's repeat check: two draws in a row must differ;
+// catalog.json).
 // Registered for PrivateUse1, it takes precedence over randn_like's CompositeExplicitAutograd kernel.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>

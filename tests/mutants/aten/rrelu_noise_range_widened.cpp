@@ -1,9 +1,9 @@
 // Test-only ATen mutant: aten::rrelu_with_noise on the sim device (PrivateUse1) in training draws the slope of
 // each non-positive input from U(lower, upper + 0.1 * (upper - lower)) instead of U(lower, upper): a device
 // whose rrelu samples its slopes from a range 10% wider. It writes `noise` in place as ATen does (the slope
-// where x <= 0, 1 elsewhere) and returns x * noise. Its values are a random op's; the distribution test must
-// reject it ("random ops by their law (rrelu's slopes)": the mean and mean square of the negative part move;
-// catalog.json). Eval mode is ATen's: leaky_relu with slope (lower + upper) / 2, noise untouched.
+// where x <= 0, 1 elsewhere) and returns x * noise. Its values are a random op's; the suite must fail it by
+// "random ops by their law (rrelu's slopes)" (random_laws.py: slopes above `upper` are outside the law's
+// support; catalog.json). Eval mode is ATen's: leaky_relu with slope (lower + upper) / 2, noise untouched.
 // Drawn on the CPU with the default CPU generator, then copied to the device.
 #include <ATen/ATen.h>
 #include <torch/library.h>

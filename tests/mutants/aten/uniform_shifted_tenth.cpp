@@ -1,6 +1,7 @@
 // Test-only ATen mutant: aten::uniform_ on the sim device (PrivateUse1) draws from U(from + d, to + d) with
 // d = 0.1 * (to - from): a device's uniform generator off by a tenth of its range. Its values are a random op's;
-// the distribution test must reject it ("random ops by their law": the mean moves by d; catalog.json).
+// the suite must fail it by "random ops by their law" (random_laws.py: values above `to` are outside the
+// law's support, and the goodness of fit against U(from, to) rejects; catalog.json).
 // Drawn on the CPU with the default CPU generator, then copied to the device.
 #include <ATen/ATen.h>
 #include <torch/library.h>

@@ -52,6 +52,19 @@ def test_every_target_case_of_the_catalog_is_in_its_groups_matrix(group):
             assert len(per_run) == 2 and set(per_run) <= produced, (m["name"], per_run)
 
 
+def test_a_mutants_cases_are_found_where_its_groups_matrix_put_them():
+    """Another mutant of the group needs the op's backward: the op's row runs both checks, and the forward
+    target is looked for there."""
+    a = {"name": "a", "kind": "bug", "group": 1, "cases": ["sum/forward"]}
+    b = {"name": "b", "kind": "bug", "group": 1, "cases": ["sum/backward"]}
+    union = bench.union_targets([a, b])
+    rows = rows_of(bench.matrix_yaml("g1", union, 1, "x"))
+    assert [(r["opinfo"], r["checks"]) for r in rows] == [(["sum"], ["forward", "backward"])]
+    cid = "g1.forward-backward.s1/sum/cuda/float32/forward"
+    figures = bench.mutant_figures(a, {cid: case(cid, "fail")}, "g1", 1, union)
+    assert figures["statuses"] == {"sum/forward": ["fail"]} and figures["caught"] == 1
+
+
 def case(case_id, status, message=""):
     return {"id": case_id, "status": status, "message": message}
 

@@ -74,21 +74,24 @@ def test_eigenvalues_one_percent_off_fail_and_no_rule_passes_them(wrong_run, che
 
 
 @requires_sim
-def test_dropout2d_is_found_random_at_run_time_and_passes_by_distribution(valid_run):
+def test_dropout2d_is_found_random_at_run_time_and_passes_by_its_law(valid_run):
     _, cases = valid_run
     case = cases["r.dropout/nn.functional.dropout2d/cuda/float32/forward"]
     assert case["status"] == "pass", case
     assert "aten::bernoulli_" in case["details"]["random_ops"], case
-    assert case["details"]["distribution"].startswith("32 draws on each side agree"), case
+    assert case["details"]["distribution"].startswith("aten::bernoulli_.float Bernoulli(p="), case
+    assert "values drawn on sim:0 (float32): PIT KS D=" in case["details"]["distribution"], case
+    assert case["metrics"]["law_values"] >= 100_000, case
     assert "op_db_decorators" in case["details"] and "not taken" in case["details"]["op_db_decorators"], case
 
 
 @requires_sim
-def test_a_dropout2d_that_keeps_everything_fails_the_distribution_test(wrong_run):
+def test_a_dropout2d_that_keeps_everything_fails_the_law_of_bernoulli_(wrong_run):
     _, cases = wrong_run
     case = cases["r.dropout/nn.functional.dropout2d/cuda/float32/forward"]
     assert case["status"] == "fail", case
-    assert case["message"].startswith("random op: the ") and "differs in distribution" in case["message"], case
+    assert case["message"].startswith("random op: aten::bernoulli_.float Bernoulli(p="), case
+    assert "the op returned the same 100000 values on two calls" in case["message"], case
 
 
 @requires_sim

@@ -148,6 +148,10 @@ def nan_every_tenth(out, bound):
     return out
 
 
+def last_two_in_order(out, bound):
+    return out if out[-2] < out[-1] else torch.cat([out[:-2], out[-1:], out[-2:-1]])
+
+
 def scaled_values(out, bound):
     return (out[0] * 1.1, out[1])
 
@@ -163,7 +167,8 @@ def dropout_rescaled(out, bound):  # the mask of p - 0.1, the kept values scaled
 
 WRONG = {  # name -> (the call, the wrong kernel, the ATen op judged, what the failure says)
     "uniform shifted by 10% of the range": (
-        lambda: empty(7).uniform_(0, 1), Wrong(["uniform_"], shift("from", "to", 0.1)), "uniform_", "outside the support"),
+        lambda: empty(7).uniform_(0, 1), Wrong(["uniform_"], shift("from", "to", 0.1)), "uniform_",
+        "outside the support"),
     "uniform shifted inside the support (from + 10%)": (
         lambda: empty(7).uniform_(0, 1), Wrong(["uniform_"], lambda b: {"from": 0.1}), "uniform_", "do not follow"),
     "normal std x1.15": (
@@ -199,8 +204,9 @@ WRONG = {  # name -> (the call, the wrong kernel, the ATen op judged, what the f
         lambda: torch.ops.aten.native_dropout(X, 0.5, True), Wrong(["native_dropout"], result=scaled_values),
         "native_dropout", "input * mask / (1 - p)"),
     "rrelu noise range widened by 10%": (
-        lambda: F.rrelu(X, 0.1, 0.4, training=True), Wrong(["rrelu_with_noise"], lambda b: {"lower": 0.07, "upper": 0.43}),
-        "rrelu_with_noise", "outside the support"),
+        lambda: F.rrelu(X, 0.1, 0.4, training=True),
+        Wrong(["rrelu_with_noise"], lambda b: {"lower": 0.07, "upper": 0.43}), "rrelu_with_noise",
+        "outside the support"),
     "rrelu noise range shifted inside (lower + 10%)": (
         lambda: F.rrelu(X, 0.1, 0.4, training=True), Wrong(["rrelu_with_noise"], lambda b: {"lower": 0.13}),
         "rrelu_with_noise", "do not follow"),
@@ -223,8 +229,7 @@ WRONG = {  # name -> (the call, the wrong kernel, the ATen op judged, what the f
         lambda: torch.randperm(40), Wrong(["randperm"], result=lambda out, b: torch.arange(len(out))), "randperm",
         "the same"),
     "randperm with its last two values always in order": (
-        lambda: torch.randperm(10), Wrong(["randperm"], result=lambda out, b: out if out[-2] < out[-1] else torch.cat([out[:-2], out[-1:], out[-2:-1]])),
-        "randperm", "do not follow"),
+        lambda: torch.randperm(10), Wrong(["randperm"], result=last_two_in_order), "randperm", "do not follow"),
     "randperm not a permutation": (
         lambda: torch.randperm(40), Wrong(["randperm"], result=lambda out, b: out.clamp(max=4)), "randperm",
         "not a permutation"),
@@ -324,6 +329,17 @@ def test_deterministic_calls_say_compare_values(fn, why):
     assert v.kind == R.DETERMINISTIC and v.passed and why in v.text, v.text
 
 
+def test_all_deterministic():
+    with R.RandomCalls() as eval_only:
+        F.rrelu(X, training=False)
+        torch.ops.aten.native_dropout(X, 0.4, False)
+    with R.RandomCalls() as drawing:
+        F.rrelu(X, training=False)
+        F.rrelu(X, training=True)
+    assert R.all_deterministic(eval_only.calls)
+    assert not R.all_deterministic(drawing.calls) and not R.all_deterministic([])
+
+
 def test_no_law_falls_back():
     """A random op without a law (_fused_dropout, CUDA's): the caller falls back to the two-sample test."""
     op = torch.ops.aten._fused_dropout.default
@@ -331,6 +347,23 @@ def test_no_law_falls_back():
     assert R.law_for(call) is None
     v = R.judge(call)
     assert v.kind == "no law" and v.passed, v.text
+
+
+def test_draws_on_the_device_asked():
+    with R.RandomCalls() as rec:
+        torch.randn(3)
+        empty(3).uniform_(1, 2)
+    for call in rec.calls:
+        v = R.judge(call, torch.device("cpu"))
+        assert v.passed and "drawn on cpu" in v.text, v.text
+
+
+def test_out_variants_have_no_law():
+    """normal(..., out=t): an enlarged draw would resize `out`; the two-sample test applies."""
+    with R.RandomCalls() as rec:
+        torch.normal(torch.zeros(3), torch.ones(3), out=torch.empty(3))
+    assert rec.calls[0].op._overloadname.endswith("out")
+    assert R.law_for(rec.calls[0]) is None
 
 
 # The statistics

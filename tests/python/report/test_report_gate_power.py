@@ -47,10 +47,17 @@ def gate_power_doc():
         ],
         "clean": {"cases": 4, "runs": 12, "false_alarms": 0, "rate": 0.0, "by_status": {"pass": 12},
                   "statuses": {}, "messages": {}},
-        "random_laws": {"draws": 32, "alpha": 0.001,
-                        "ops": {"dropout (bernoulli_)": {"reruns": 1000, "false_alarms": 1, "rate": 0.001,
-                                                         "detection_10pct": 0.97},
-                                NASTY: {"reruns": 1000, "false_alarms": 0, "rate": 0.0}}},
+        # bench/python/random_false_alarm_bench.py's --out
+        "random_laws": {"alpha": 0.0001, "draw_values": 100000, "error": 0.1, "threads": 1,
+                        "ops": {"uniform": {"aten": ["uniform_"], "reruns": 100, "false_alarms": 0,
+                                            "false_alarm_rate": 0.0, "seconds": 3.2,
+                                            "detection": {"from": {"reruns": 20, "detected": 20, "rate": 1.0},
+                                                          "to": {"reruns": 20, "detected": 20, "rate": 1.0}}},
+                                NASTY: {"aten": ["bernoulli_"], "reruns": 100, "false_alarms": 1,
+                                        "false_alarm_rate": 0.01, "seconds": 1.0,
+                                        "detection": {"p": {"reruns": 20, "detected": 19, "rate": 0.95}}}},
+                        "total": {"reruns": 200, "false_alarms": 1, "false_alarm_rate": 0.005, "mutant_reruns": 60,
+                                  "detected": 59, "worst_detection_rate": 0.95, "seconds": 4.2}},
     }
 
 
@@ -96,6 +103,10 @@ def table_rows(section_html, table_id):
 
 def cells(row):
     return [html.unescape(re.sub(r"<[^>]+>", " ", c)).split() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+
+
+def row_of_text(section_html, table_id, text):
+    return next(r for r in table_rows(section_html, table_id) if text in r)
 
 
 def row_of(section_html, table_id, mutant):
@@ -144,14 +155,29 @@ def test_every_string_of_the_file_is_escaped(rendered):
 
 def test_the_random_law_figures_are_shown_when_embedded(rendered, tmp_path):
     gate = section(rendered[1], "gate-power")
-    assert "Random ops by their law" in gate and "draws: 32; alpha: 0.001" in gate
-    dropout = next(r for r in re.findall(r"<tr>(.*?)</tr>", gate, re.S) if "dropout (bernoulli_)" in r)
-    assert [c[0] for c in cells(dropout)] == ["dropout", "1000", "1", "0.001", "0.97"], cells(dropout)
-    assert "detection_10pct" in gate
+    assert "Random ops by their law" in gate and "alpha: 0.0001; draw_values: 100000; error: 0.1" in gate
+    uniform = row_of_text(gate, "random-laws-ops", "<td>uniform</td>")
+    assert cells(uniform)[:4] == [["uniform"], ["uniform_"], ["0", "of", "100"], ["0%"]], cells(uniform)
+    assert cells(uniform)[4] == ["from", ":", "20", "of", "20", "(100%)", "to", ":", "20", "of", "20", "(100%)"]
+    assert 'class="badge st-ok">no false alarm, every error detected<' in uniform
+    nasty = row_of_text(gate, "random-laws-ops", html.escape(NASTY, quote=True))
+    assert 'class="badge st-bad">1 false alarm(s), 1 miss(es)<' in nasty
+    assert "<th>a law off by 10%: detected</th>" in gate
+    assert "All ops: 1 false alarm(s) in 200 clean case(s) (0%); 59 of 60 wrong laws detected (98%), " \
+           "worst parameter 0.95." in gate
     doc = gate_power_doc()
     del doc["random_laws"]
     (tmp_path / "again").mkdir()
     assert "Random ops by their law" not in section(render(tmp_path / "again", skip_bundle(), doc)[1], "gate-power")
+
+
+def test_random_law_figures_of_another_shape_still_render_escaped(tmp_path):
+    doc = gate_power_doc()
+    doc["random_laws"] = {"draws": 32, "ops": {"dropout": {"reruns": 1000, "false_alarms": 1}},
+                          "other": {NASTY: [1, 2]}, "notes": [NASTY]}
+    gate = section(render(tmp_path, skip_bundle(), doc)[1], "gate-power")
+    assert "draws: 32" in gate and "<script>" not in gate and "&lt;script&gt;" in gate
+    assert cells(row_of_text(gate, "random-laws-ops", "<td>dropout</td>"))[2] == ["1", "of", "1000"]
 
 
 def test_without_a_gate_power_file_the_section_is_absent(tmp_path):

@@ -142,29 +142,70 @@ def _is_scalar(value) -> bool:
     return value is None or isinstance(value, (str, int, float, bool))
 
 
+def _law_ops_table(ops: dict, error) -> Markup:
+    """random_false_alarm_bench.py's per-op records: {op: {aten, reruns, false_alarms, false_alarm_rate,
+    detection: {parameter: {reruns, detected, rate}}}}: false alarms per case, and the detection of a law off
+    by `error` in each parameter, with a badge per op (every error detected, no false alarm)."""
+    rows = []
+    for name, rec in ops.items():
+        runs, alarms = _int(rec.get("reruns")), _int(rec.get("false_alarms"))
+        detection = rec.get("detection") if isinstance(rec.get("detection"), dict) else {}
+        lines, missed = [], 0
+        for parameter, d in detection.items():
+            d = d if isinstance(d, dict) else {}
+            n, k = _int(d.get("reruns")), _int(d.get("detected"))
+            missed += n - k
+            lines.append(el("div", el("code", _text(parameter)), f": {k} of {n} ({_rate(k, n)})"))
+        aten = rec.get("aten")
+        aten = ", ".join(map(_text, aten)) if isinstance(aten, list) else _text(aten)
+        if not runs:
+            verdict = _badge("not run", None)
+        elif alarms == 0 and missed == 0:
+            verdict = _badge("no false alarm, every error detected", True)
+        else:
+            verdict = _badge(f"{alarms} false alarm(s), {missed} miss(es)", False)
+        rows.append([_text(name), td(el("code", aten)), td(f"{alarms} of {runs}", class_="num"),
+                     td(_rate(alarms, runs), class_="num"), td(join(lines) if lines else "—"), td(verdict)])
+    error_text = f"{error:.0%}" if isinstance(error, (int, float)) and not isinstance(error, bool) else "10%"
+    header = ["op", "ATen", "false alarms (clean reruns)", "rate", f"a law off by {error_text}: detected", "verdict"]
+    return table(header, rows, class_="grid", id="random-laws-ops")
+
+
 def _random_laws(doc: dict) -> List:
-    """bench/python/random_false_alarm_bench.py's JSON, whatever its version: its scalars as a line, each
-    table of per-op records ({op: {figure: value}}) as a table, any other value as (trimmed) JSON."""
+    """bench/python/random_false_alarm_bench.py's JSON: per op, the false alarms per case over clean reruns
+    and the detection of a law off by 10% in each parameter (`ops`), then its totals; any other key of another
+    version of that file generically (scalars on a line, a table of records as a table, the rest as JSON)."""
     laws = doc.get("random_laws")
     if laws is None:
         return []
     parts = [el("h3", "Random ops by their law"),
-             el("p", "bench/python/random_false_alarm_bench.py: the false alarms per case over clean reruns and, where "
-                     "measured, the detection of a law off by 10% per op.", class_="note")]
+             el("p", "bench/python/random_false_alarm_bench.py: each random op's law judged on PyTorch's CPU kernels "
+                     "(every failure a false alarm) and with one parameter of the law off (every pass a miss).",
+                class_="note")]
     if not isinstance(laws, dict):
         return parts + [el("pre", _scalar(laws))]
     scalars = [(k, v) for k, v in laws.items() if _is_scalar(v)]
     if scalars:
         parts.append(el("p", "; ".join(f"{k}: {_scalar(v)}" for k, v in scalars), id="random-laws-figures"))
+    total = laws.get("total")
+    if isinstance(total, dict) and "false_alarms" in total:
+        runs, alarms = _int(total.get("reruns")), _int(total.get("false_alarms"))
+        n, k = _int(total.get("mutant_reruns")), _int(total.get("detected"))
+        parts.append(el("p", f"All ops: {alarms} false alarm(s) in {runs} clean case(s) ({_rate(alarms, runs)}); "
+                             f"{k} of {n} wrong laws detected ({_rate(k, n)}), worst parameter "
+                             f"{_scalar(total.get('worst_detection_rate'))}.", id="random-laws-total"))
     for key, value in laws.items():
-        if _is_scalar(value):
+        if _is_scalar(value) or (key == "total" and isinstance(value, dict) and "false_alarms" in value):
             continue
         if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
+            if key == "ops":
+                parts.append(_law_ops_table(value, laws.get("error")))
+                continue
             columns: List[str] = []
             for record in value.values():
                 columns += [c for c in record if c not in columns]
             parts.append(el("h4", key))
-            parts.append(table([key.rstrip("s") if key.endswith("s") else key, *columns],
+            parts.append(table([key, *columns],
                                ([name, *(td(_scalar(rec.get(c)), class_="num" if isinstance(rec.get(c), (int, float))
                                             else None) for c in columns)] for name, rec in value.items()),
                                class_="grid random-laws"))
@@ -186,12 +227,12 @@ def render(report: Report) -> Optional[Markup]:
     if doc is None:
         return join(parts)
     caught_by = doc.get("caught_statuses") if isinstance(doc.get("caught_statuses"), list) else ["fail", "error"]
-    diverge = _text(doc.get("diverge", "all"))
+    diverge, reruns = _text(doc.get("diverge", "all")), _int(doc.get("reruns"))
     parts.append(el(
         "p", "Deliberately wrong ATen kernels (mutants, tests/mutants/aten/catalog.json) loaded into sim under the "
              f"{_text(doc.get('kind', 'cuda'))} profile, {_text(doc.get('dtype', 'float32'))}, at most "
              f"{_text(doc.get('max_samples', '?'))} samples per case, each target case rerun "
-             f"{_int(doc.get('reruns'))} time(s) under seeds 1 to {_int(doc.get('reruns'))}, "
+             f"{reruns} time(s) under " + ("seed 1" if reruns == 1 else f"seeds 1 to {reruns}") + ", "
              f"CROSSDEV_SIM_DIVERGE={'0' if diverge == 'off' else diverge}. A bug is caught by a case that is "
              f"{' or '.join(map(_text, caught_by))}; a legitimate device difference must pass every time. "
              f"bench/python/gate_power_bench.py, {_scalar(doc.get('seconds')) or '?'} s.", class_="note"))

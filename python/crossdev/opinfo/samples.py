@@ -201,8 +201,10 @@ def _compare(actual, expected, tol, values, out, what, open_outputs=None):
             _compare_tensor(label, a, e, tol, values, out)
         elif isinstance(e, torch.Tensor) or isinstance(a, torch.Tensor):
             out.mismatch = out.mismatch or f"{label}: a tensor on one side only ({type(a).__name__} vs {type(e).__name__})"
-        elif values and a != e and not (a != a and e != e):
-            out.mismatch = out.mismatch or f"{label}: {a!r} on the device, {e!r} on the CPU"
+        elif a is not None or e is not None:
+            out.elements += 1  # a number, a bool, a shape: one value compared
+            if values and a != e and not (a != a and e != e):
+                out.mismatch = out.mismatch or f"{label}: {a!r} on the device, {e!r} on the CPU"
 
 
 def _compare_updated_inputs(cpu_sample, dev_sample, tol: Tolerance, out: Outcome) -> None:

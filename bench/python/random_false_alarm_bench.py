@@ -15,11 +15,15 @@ draws of DRAW_VALUES values, ALPHA per case). Each rerun reseeds the CPU generat
 
     python bench/python/random_false_alarm_bench.py --reruns 200 --out random_laws.json
 
-Not part of make test. The default (--reruns 100 clean, --mutant-reruns 20 per mutant; the suite's alpha
-and draw size) takes about 2 minutes on an idle 2-core host with one intra-op thread (--threads, default 1:
-the statistics are serial; a loaded host crawls with more). The JSON is written atomically (tmp, replace):
-{"alpha", "draw_values", "threads", "ops": {name: {"aten", "reruns", "false_alarms", "false_alarm_rate",
-"seconds", "detection": {parameter: {"reruns", "detected", "rate"}}}}, "total": {...}}.
+Not part of make test. The default (--reruns 100 clean per op, --mutant-reruns 20 per parameter, --error
+0.1; the suite's ALPHA and DRAW_VALUES) took 94 s (2200 clean cases, 700 mutant ones; torch 2.13 CPU, a
+2-core host at load 2) with one intra-op thread (--threads, default 1: the statistics of 1e5 values gain
+nothing from threads, and a loaded host crawls with two); --reruns 200 took 2.9 min (7.3 min at load 15).
+Figures: random_laws.py's docstring. The JSON is written atomically (tmp, replace):
+{"alpha", "draw_values", "error", "threads", "torch", "ops": {name: {"aten", "reruns", "false_alarms",
+"false_alarm_rate", "first_false_alarm" (when any), "detection": {parameter: {"reruns", "detected", "rate"}},
+"seconds"}}, "total": {"reruns", "false_alarms", "false_alarm_rate", "mutant_reruns", "detected",
+"worst_detection_rate", "seconds"}}.
 """
 import argparse
 import json

@@ -23,13 +23,14 @@ tagged nondeterministic_seeded on any device) that has a law (law_for), by judge
   many values;
 - goodness of fit, one test for every law: the probability integral transform u = F(x) of the first draw's
   values, randomized for discrete laws (u = F(x-) + V (F(x) - F(x-)), V ~ U(0, 1) from a private generator
-  seeded PIT_SEED) and sequential for the laws of several dependent values (multinomial without
-  replacement, randperm: the conditional law of each value given the earlier ones, the Rosenblatt
-  transform), so that u ~ U(0, 1) iid exactly under the law; a one-sample Kolmogorov-Smirnov test of the u's
-  (asymptotic p-value with Stephens' correction) rejects when D exceeds the critical value at alpha/2 plus
-  an allowance for the dtype's rounding: the largest CDF mass of one quantization step among the values
-  drawn (F(x + ulp/2) - F(x - ulp/2)), and at least 2**-digits (PyTorch's uniform for float16/bfloat16
-  draws the dtype's digits only). For float32/float64 it is negligible; for bfloat16 it is 2**-8;
+  seeded by PIT_SEED and a hash of the values: same values, same verdict) and sequential for the laws of
+  several dependent values (multinomial without replacement, randperm: the conditional law of each value
+  given the earlier ones, the Rosenblatt transform), so that u ~ U(0, 1) iid exactly under the law; a
+  one-sample Kolmogorov-Smirnov test of the u's (asymptotic p-value with Stephens' correction) rejects when
+  D exceeds the critical value at alpha/2 plus an allowance for the dtype's rounding: the largest CDF mass
+  of one quantization step among the values drawn (F(x + ulp/2) - F(x - ulp/2)), and at least 2**-digits
+  (PyTorch's uniform for float16/bfloat16 draws the dtype's digits only). For float32/float64 it is
+  negligible; for bfloat16 it is 2**-8;
 - a repeat check: the two enlarged draws (no reseeding in between) must differ. Identical draws fail when
   their coincidence has probability < alpha/2 under the law (the product of each value's probability, a
   quantization step's mass for continuous laws): a law with a single outcome is never flagged.
@@ -40,29 +41,31 @@ random_ops.py's two-sample test (features_with_nonfinite gives it the fraction o
 
 Power. At DRAW_VALUES = 1e5 values and alpha = 5e-5 per test (one call in the case) the KS critical value is
 D = 0.0073 (float32): a law whose CDF is off by about 0.01 somewhere is found almost surely, one off by
-0.005 rarely (a normal's std x1.03 moves its CDF by up to 0.0071, a Cauchy's sigma x1.03 by 0.0047). Values outside
-the support, NaN, wrong dropout/rrelu values and repeated draws fail whatever their number.
+0.005 rarely (a normal's std x1.03 moves its CDF by up to 0.0071, a Cauchy's sigma x1.03 by 0.0047).
+Values outside the support, NaN, wrong dropout/rrelu values and repeated draws fail whatever their number.
 
-Measured (torch 2.13 CPU, one intra-op thread, a 2-core host at load 15 from a concurrent build) with
-bench/python/random_false_alarm_bench.py: one representative call of each of the 22 op_db random ops judged
-by a law (cauchy, exponential, geometric, log_normal, normal.in_place, uniform, randn, randn_like, rand_like,
-randint, randint_like, multinomial, normal, normal.number_mean, bernoulli, nn.functional.dropout, dropout2d,
-dropout3d, alpha_dropout, feature_alpha_dropout, rrelu; plus native_dropout, which CUDA's dropout reaches),
-recorded on the CPU and judged as the suite judges a case; the wrong kernels are a dispatch mode that moves
-one parameter of the law by the error (from/to inwards by that fraction of the range, mean + error * std,
-std, sigma, rate x(1 + error), p + error * min(p, 1 - p), dropout's p x(1 + error), ...):
+Measured (torch 2.13 CPU, one intra-op thread, a 2-core host) with bench/python/random_false_alarm_bench.py:
+one representative call of each of the 22 op_db random ops judged by a law (cauchy, exponential, geometric,
+log_normal, normal.in_place, uniform, randn, randn_like, rand_like, randint, randint_like, multinomial,
+normal, normal.number_mean, bernoulli, nn.functional.dropout, dropout2d, dropout3d, alpha_dropout,
+feature_alpha_dropout, rrelu; plus native_dropout, which CUDA's dropout reaches), recorded on the CPU and
+judged as the suite judges a case; the wrong kernels are a dispatch mode that moves one parameter of the law
+by the error (from/to inwards by that fraction of the range, mean + error * std, std, sigma, rate
+x(1 + error), p + error * min(p, 1 - p), dropout's p x(1 + error), randint's low/high by one, ...):
 
     python bench/python/random_false_alarm_bench.py --reruns 200 --out random_laws.json
-      false alarms (PyTorch's CPU kernels): 0 in 4400 cases (200 per op; bound 1e-4 per case);
-      10% errors: 1400 of 1400 detected (40 per parameter, 35 parameters; every rate 1.0); 7.3 min wall
+      false alarms (PyTorch's CPU kernels): 0 in 4400 cases (200 per op); 10% errors: 1400 of 1400 detected
+      (40 per parameter, 35 parameters: every rate 1.0); 2.9 min
     python bench/python/random_false_alarm_bench.py --reruns 1000 --mutant-reruns 0 --seed 7000003
-      false alarms: FALSE_ALARMS_1000
+      false alarms: 1 in 22000 cases (normal.number_mean, KS p = 2.3e-5), 4.5e-5 per case against the bound
+      of 1e-4 (with one fixed V for every draw instead of V seeded by the values, bernoulli had 2 in 1000)
     python bench/python/random_false_alarm_bench.py --reruns 0 --mutant-reruns 40 --error 0.03
-      3% errors: 1355 of 1400 detected: every parameter >= 38/40 but cauchy's sigma (3/40)
+      3% errors: 1343 of 1400 detected: every parameter >= 38/40 but bernoulli's p (27/40; p + 0.03 min(p,
+      1 - p) over p in (0, 1) moves the CDF by 0.006) and cauchy's sigma (3/40)
     python bench/python/random_false_alarm_bench.py --reruns 0 --mutant-reruns 40 --error 0.01
-      1% errors: 530 of 1400: all of those that move the support (uniform's and rand_like's from/to,
-      randint's low/high, rrelu's lower/upper) or a value (native_dropout's scale), few of the others (0 to
-      7/40; multinomial 33/40)
+      1% errors: 531 of 1400: every one that moves the support (uniform's and rand_like's from/to, randint's
+      low/high, rrelu's lower/upper) or a value (native_dropout's scale), few of the others (0 to 8 of 40;
+      multinomial 32/40)
     float16 and bfloat16 (uniform, normal_, randn, rand_like, cauchy, exponential, log_normal, geometric,
       normal, rrelu, randint_like; 100 reruns each, a one-off script): 0 false alarms in 2900 cases
 The statistics of one call cost about 30 ms of CPU (the sort of 1e5 values dominates).
@@ -913,9 +916,15 @@ def _allowance(law: Law, obs: Observed, fit: _Fit) -> float:
     return max(float(fit.step.max()), 2.0 ** -(_mantissa_bits(obs.dtype) + 1))
 
 
-def _pit(fit: _Fit):
+def _pit(fit: _Fit, x):
+    """u = F(x-) + V (F(x) - F(x-)), V ~ U(0, 1) from a private generator seeded by PIT_SEED and a hash of the
+    values x: the same values give the same u, two draws independent V's (one V for every draw would add its
+    own fluctuation to every test of a discrete law alike)."""
+    import hashlib
+
     torch = _torch()
-    g = torch.Generator().manual_seed(PIT_SEED)
+    digest = hashlib.blake2b(x.contiguous().numpy().tobytes(), digest_size=6).digest()
+    g = torch.Generator().manual_seed(PIT_SEED + int.from_bytes(digest, "little"))
     v = torch.rand(fit.lo.shape, generator=g, dtype=torch.float64)
     return (fit.lo + v * (fit.hi - fit.lo)).clamp(0.0, 1.0)
 
@@ -1071,7 +1080,7 @@ def judge(call: RandomCall, device=None, alpha: float = ALPHA, draw_values: int 
         return Verdict(False, f"{name} {described}, {where}: {failed}", n, "law", name)
     if _same(obs1, obs2, fit1, alpha / 2):
         return Verdict(False, f"{name} {described}: the op returned the same {n} values on two calls", n, "law", name)
-    d, crit, allowance = ks_statistic(_pit(fit1)), ks_critical(n, alpha / 2), _allowance(law, obs1, fit1)
+    d, crit, allowance = ks_statistic(_pit(fit1, obs1.x)), ks_critical(n, alpha / 2), _allowance(law, obs1, fit1)
     p = ks_pvalue_one_sample(d, n)
     rounding = f" + {allowance:.2g} (rounding)" if allowance > 1e-6 else ""
     summary = (f"{name} {described}, {where}: PIT KS D={d:.3g} {'>' if d > crit + allowance else '<='} "

@@ -67,3 +67,26 @@ def test_the_catalog_holds_a_mutant_for_every_rule_that_forgives_a_difference():
                  "op_db's expectedFailure not taken where open outputs explain it"):
         assert rule in rules, rule
     assert sum(m["kind"] == "bug" for m in MUTANTS) >= 12
+
+
+def _group_of(name):
+    return next(m["group"] for m in MUTANTS if m["name"] == name)
+
+
+def test_eigenvalues_one_percent_off_fail_and_the_float64_rule_passes_none_of_their_elements(group_run):
+    group, _, cases = group_run
+    if group != _group_of("linalg_eigh_values_off_1pct"):
+        pytest.skip("another group's run")
+    for check in ("forward", "backward"):
+        case = cases[f"g{group}/linalg.eigh/cuda/float32/{check}"]
+        assert "float64_rule_passes" not in case["metrics"], case
+        assert "outside tolerance beyond 4x" in case["details"]["failing_samples"], case
+
+
+def test_a_bernoulli_that_keeps_every_element_fails_its_law_naming_the_aten_call(group_run):
+    group, _, cases = group_run
+    if group != _group_of("bernoulli_keeps_all"):
+        pytest.skip("another group's run")
+    case = cases[f"g{group}/nn.functional.dropout2d/cuda/float32/forward"]
+    assert case["message"].startswith("random op: aten::bernoulli_.float Bernoulli(p="), case
+    assert "aten::bernoulli_" in case["details"]["random_ops"], case

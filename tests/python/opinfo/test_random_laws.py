@@ -2,9 +2,9 @@
 passes PyTorch's own CPU kernels, and wrong kernels fail. A wrong kernel is a dispatch mode (`Wrong`) that
 rewrites the ATen op's arguments or result, as a device's kernel would get them wrong: it sits under the
 recorder, so the recorded call keeps the arguments the caller passed, and judge's draws go through it too.
-Every test seeds the CPU generator and the PIT's V comes from a fixed seed, so each verdict is fixed; the
-wrong kernels are 10% off or more, which the 1e5 values drawn find with a margin of 5x the critical value
-or more, the correct ones pass with p-values printed in the failure message if they ever did not."""
+Every test seeds the CPU generator and the PIT's V is seeded by the values, so each verdict is fixed; the
+wrong kernels are 5% off or more, which the 1e5 values drawn find with D at 3x the critical value or more
+(or values outside the support); a correct kernel fails with probability <= 1e-4 per seed."""
 import math
 
 import pytest
@@ -392,7 +392,7 @@ def test_randomized_pit_of_a_discrete_law_is_uniform():
     """Bernoulli(0.3) values through the randomized PIT: u ~ U(0, 1), not two atoms."""
     obs = R._elementwise((torch.rand(20_000) < 0.3).float(), p=0.3)
     fit = R._fit(R.BERNOULLI, obs)
-    u = R._pit(fit)
+    u = R._pit(fit, obs.x)
     assert R.ks_statistic(u) < R.ks_critical(u.numel(), 1e-4)
 
 

@@ -86,12 +86,18 @@ fi
 # (tests/mutants/aten/catalog.json) in one `crossdev run` with its mutant libraries loaded, 3 reruns under
 # seeds 1..3, plus one clean run; $out/gate_power.json, shown in the report ("What this gate catches").
 # Only where the mutants were built (make test builds them in $build/lib); CROSSDEV_BENCH_GATE_POWER=0 leaves
-# it out. CROSSDEV_RANDOM_LAWS: random_false_alarm_bench.py's --out JSON, embedded when it exists
-# (default $out/random_laws.json).
+# it out. Before it, the random laws' false alarms and power (bench/python/random_false_alarm_bench.py: the
+# CPU's kernels over clean reruns, each law's parameters 10% off; about 1.5 minutes), embedded in the same file
+# (CROSSDEV_RANDOM_LAWS names another JSON of that bench instead).
 report_args=()
 rm -f "$out/gate_power.json"
 if [[ "${CROSSDEV_SKIP_BENCH:-0}" != 1 && "${CROSSDEV_BENCH_GATE_POWER:-1}" != 0 ]] && \
    compgen -G "$build/lib/libcrossdev_test_aten_mutant_*.so" > /dev/null; then
+  if [[ -z "${CROSSDEV_RANDOM_LAWS:-}" ]]; then
+    echo "== the random laws' power (random_false_alarm_bench.py) =="
+    "$python" bench/python/random_false_alarm_bench.py --out "$out/random_laws.json" > "$out/random_laws.txt" \
+      || echo "the random laws' benchmark failed (see $out/random_laws.txt)" >&2
+  fi
   echo "== the gate's power (mutant catalog) =="
   "$python" bench/python/gate_power_bench.py --build-dir "$build" --crossdev "$(printf '%q' "$python") -m crossdev" \
     --out "$out/gate_power.json" --random-laws "${CROSSDEV_RANDOM_LAWS:-$out/random_laws.json}" \

@@ -112,16 +112,9 @@ def ks_pvalue(d: float, n: int, m: int) -> float:
     small-sample correction, as in Numerical Recipes' probks): conservative for discrete data (ties)."""
     if d <= 0:
         return 1.0
+    from .random_laws import kolmogorov_q
     ne = n * m / (n + m)
-    lam = (math.sqrt(ne) + 0.12 + 0.11 / math.sqrt(ne)) * d
-    total, sign, previous = 0.0, 1.0, 0.0
-    for k in range(1, 101):
-        term = sign * 2.0 * math.exp(-2.0 * k * k * lam * lam)
-        total += term
-        if abs(term) <= 1e-10 * previous or abs(term) <= 1e-12 * total:
-            return min(1.0, max(0.0, total))
-        sign, previous = -sign, abs(term)
-    return 1.0  # the series did not converge: lam is tiny, so is d
+    return kolmogorov_q((math.sqrt(ne) + 0.12 + 0.11 / math.sqrt(ne)) * d)
 
 
 def _quartiles(values: list) -> tuple:

@@ -212,7 +212,8 @@ def xfail_verdict(case, rules):
     `xfail`, a pass is `xpass` (an unexpected success) and gates; unless one of crossdev's own rules explains
     what PyTorch's comparison cannot (explaining_rule): then the decorator is not taken, a failure fails and a
     pass says which rule passed it. On sim (the CPU's kernels), a pass is a pass that says so: the decorator is
-    about the real device's kernels, which did not run."""
+    about the real device's kernels, which did not run; so on a real kind PyTorch's CI never runs the test on
+    (op_db_decorators.REFERENCE_CI_KINDS)."""
     if not rules.xfail or case["status"] not in ("pass", "fail"):
         return case
     decorator = f"op_db expects {'.'.join(rules.test)} to fail here ({rules.xfail})"
@@ -226,6 +227,11 @@ def xfail_verdict(case, rules):
         case["details"]["op_db_xfail_simulated"] = (
             f"{decorator}: on a real {case['details']['device_kind']}; sim runs the CPU's kernels, so it agrees here. "
             "Not an unexpected success: a real device's run decides it (xpass there)")
+    elif case["details"]["device_kind"] not in op_db_decorators.REFERENCE_CI_KINDS:
+        case["details"]["op_db_xfail_passes"] = (
+            f"{decorator}, evidence from PyTorch's CI on {', '.join(op_db_decorators.REFERENCE_CI_KINDS)}; on this "
+            f"{case['details']['device_kind']} every sample agrees (PyTorch does not run the test here: not an "
+            "unexpected success)")
     else:
         case.update(status="xpass", message=f"{decorator}, and every sample agrees: an unexpected success (remove "
                                             "the decorator upstream, or explain the difference with a rule)")

@@ -145,6 +145,16 @@ def test_an_op_db_xfail_that_fails_is_xfail_and_one_that_passes_on_a_real_device
     assert passed["status"] == "xpass" and "unexpected success" in passed["message"], passed
 
 
+def test_on_a_real_kind_pytorchs_ci_does_not_run_the_test_on_a_passing_op_db_xfail_is_a_pass_that_says_so():
+    case = _case("pass")
+    case["details"]["device_kind"] = "xla"
+    case = suite.xfail_verdict(case, XFAIL)
+    assert case["status"] == "pass" and "not an unexpected success" in case["details"]["op_db_xfail_passes"], case
+    case = _case("fail")
+    case["details"]["device_kind"] = "xla"
+    assert suite.xfail_verdict(case, XFAIL)["status"] == "xfail"
+
+
 def test_where_a_rule_of_crossdevs_explains_the_xfail_it_is_not_taken_and_a_failure_fails():
     case = suite.xfail_verdict(_case("fail", open_outputs="not compared: save_mean in eval"), XFAIL)
     assert case["status"] == "fail", case

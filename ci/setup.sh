@@ -6,7 +6,7 @@
 #                 libtcmalloc-minimal4 (the bench under tcmalloc: CROSSDEV_BENCH_ALLOCATOR)
 #          test:  chromium (the report's rendering test)
 # PyPI:    the pins in pyproject.toml: [build-system] requires (scikit-build-core, cmake, ninja) and the
-#          extras make report needs (REPORT_EXTRAS: opinfo, bench); with --test, the test extra too
+#          extras make report needs (REPORT_EXTRAS: opinfo, bench, models); with --test, the test extra too
 #          (its crossdev[...] entries expanded from the same file). torch only when none is installed:
 #          a torch 2.x already there (CPU, CUDA, ROCm, XPU, a nightly) is used as it is, never replaced.
 set -euo pipefail
@@ -45,7 +45,7 @@ except ImportError:  # Python < 3.11
 with open(sys.argv[1], "rb") as f:
     project = tomllib.load(f)
 extras = project["project"]["optional-dependencies"]
-REPORT_EXTRAS = ("opinfo", "bench")  # what make report runs: the opinfo suite, the benchmark drivers
+REPORT_EXTRAS = ("opinfo", "bench", "models")  # what make report runs: the opinfo suite, the benchmark drivers, transformers' models
 
 
 def expand(extra, seen=()):

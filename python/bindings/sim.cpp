@@ -26,6 +26,9 @@ sim::ProfileId profile_id(const std::string& name) {
 py::dict config_dict(const sim::SimConfig& c) {
   py::dict d;
   d["profile"] = sim::profile_name(c.profile);
+  // The device kind the profile stands for (None for plain): what a comparison on sim is about.
+  const auto& emulates = sim::profile(c.profile).emulates;
+  d["emulates"] = emulates ? py::object(py::str(std::string(kind_name(*emulates)))) : py::object(py::none());
   d["device_count"] = c.device_count;
   d["unsupported_ops"] = c.unsupported_ops;
   d["unsupported_ops_on_cpu"] = c.unsupported_ops_on_cpu;

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .placement import snapshot
+
 
 @dataclass
 class ModuleCall:
@@ -21,12 +23,6 @@ class ModuleCall:
     @property
     def name(self) -> str:
         return self.path or "(model)"
-
-
-def _snapshot(value):
-    import torch
-    from torch.utils._pytree import tree_map
-    return tree_map(lambda t: t.detach().clone() if isinstance(t, torch.Tensor) else t, value)
 
 
 class CallRecorder:
@@ -59,7 +55,7 @@ class CallRecorder:
             call = ModuleCall(len(self.calls), path, self._open[-1] if self._open else None)
             call.draw_start = self.draws() if self.draws is not None else 0
             if self.keep_inputs:
-                call.args, call.kwargs = _snapshot(args), _snapshot(kwargs)
+                call.args, call.kwargs = snapshot(args), snapshot(kwargs)
             self.calls.append(call)
             self._open.append(call.index)
         return hook
@@ -69,7 +65,7 @@ class CallRecorder:
             import torch
             from torch.utils._pytree import tree_flatten
             call = self.calls[self._open.pop()]
-            call.output = _snapshot(output)
+            call.output = snapshot(output)
             call.finished = self._finished
             self._finished += 1
             if self.keep_grads:

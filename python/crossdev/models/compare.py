@@ -12,7 +12,7 @@ from . import depth, errors, localise, randomness
 from .capture import CallRecorder
 from .factory import TRAIN_CONTRACT, FactoryError, build
 from .ops import OpRecorder, random_ops
-from .placement import convert, model_copy
+from .placement import KEEPS_PARAMETERS, broken_ties, convert, model_copy
 from .recovery import OpRecovery, applicable
 from .result import CheckOutcome, DeviceResult, ModelComparison
 from .tolerance import judge, judge_all
@@ -214,17 +214,43 @@ def _dtype(name):
 
 
 def _device(name):
+    """(torch.device, None) for a device name, the kind's runtime package imported and started first
+    (runtimes.py: xla's torch_xla, as the worker does), or (the name, errors.describe() of why it
+    cannot be set up): that device's `error`, whatever the others do."""
     import torch
-    if str(name).split(":")[0] == "sim":  # crossdev's simulated device: registered before torch can parse it
-        import crossdev
-        crossdev.sim.register()
-    device = torch.device(name)
+
+    from crossdev import runtimes
+    kind = str(name).split(":")[0]
+    try:
+        if kind == "sim":  # crossdev's simulated device: registered before torch can parse it
+            import crossdev
+            crossdev.sim.register()
+        # Before any golden backward: autograd sizes its per-device queues at the first backward of the
+        # process, and a kind whose runtime starts later fails there (runtimes.PythonRuntime.start).
+        runtimes.load(kind)
+        device = torch.device(name)
+    except Exception as e:  # noqa: BLE001  the device cannot be set up: its own error, with the real cause
+        described = errors.describe(e)
+        described.update(category=None, recovery=[], recovery_text="",
+                         summary=f"setting up device '{name}' failed: {described['summary']}")
+        return str(name), described
     if device.type == "sim":
         if device.index is None:
             device = torch.device("sim", 0)
     elif device.type != "cpu" and device.index is None:
         device = torch.device(device.type, 0)
-    return device
+    return device, None
+
+
+def _keeps_parameters(device, kind):
+    """For sim: whether the kind it stands for keeps Parameter objects on `.to()` (placement.py), so
+    its model copies are re-tied as that kind's would be; None for a real device (its own `.to()`)."""
+    if getattr(device, "type", None) != "sim":
+        return None
+    if kind.split(":")[0] == "sim":  # compare_model(devices=["sim"]): the kind of the active profile
+        import crossdev
+        kind = crossdev.sim.config().get("emulates") or "sim"
+    return kind.split(":")[0] in KEEPS_PARAMETERS
 
 
 def _error_message(described) -> str:
@@ -240,31 +266,55 @@ def _random_at(golden):
     return lambda call: randomness.masks(golden.seed_policy, call.draw_start)
 
 
-def _device_runs(device, golden, checks, models):
+@dataclass
+class DeviceRuns:
+    actual: Run
+    training: Training | None
+    optimizer_steps: list | None  # the parameters after each step, stepped from the golden gradients
+    broken_ties: list  # placement.BrokenTie: the CPU's shared parameters the device copy split
+
+
+def _device_runs(device, golden, checks, models, keeps_parameters) -> DeviceRuns:
     """The device's forward and backward, and for train its losses and its optimizer steps from the
-    golden gradients: (Run, Training or None, [parameters after each step] or None). Raises what
-    the device raises."""
+    golden gradients, on copies placed as the device's `.to()` places them (keeps_parameters:
+    _keeps_parameters). Raises what the device raises."""
     built, dtype, policy = golden.built, golden.dtype, golden.seed_policy
-    models.device = model_copy(built.model, device, dtype)
+    place = lambda: model_copy(built.model, device, dtype, keeps_parameters)  # noqa: E731
+    models.device = place()
     actual = run_model(models.device, convert(built.inputs, device, dtype), golden.grad_outputs,
                        keep_grads=golden.grad_outputs is not None, seed_policy=policy)
     training = optimizer_steps = None
     if "train" in checks:
-        training = train_run(model_copy(built.model, device, dtype), convert(built.inputs, device, dtype), built,
-                             golden.steps, policy)
-        optimizer_steps = optimizer_run(model_copy(built.model, device, dtype), built, golden.train.grads)
-    return actual, training, optimizer_steps
+        training = train_run(place(), convert(built.inputs, device, dtype), built, golden.steps, policy)
+        optimizer_steps = optimizer_run(place(), built, golden.train.grads)
+    return DeviceRuns(actual, training, optimizer_steps, broken_ties(built.model, models.device))
+
+
+def _ties_outcome(golden, device, broken):
+    """The CPU model's shared parameters (tied weights, a module used twice) kept on the device, or
+    each split one named with its remedy; None when the model shares none."""
+    from .placement import ties
+    groups = ties(golden.built.model)
+    if not groups:
+        return None
+    where = getattr(device, "type", str(device))
+    return CheckOutcome("shared_parameters", not broken, len(groups), [" and ".join(b.names) for b in broken],
+                        "; ".join(b.describe(where) for b in broken), 0.0)
 
 
 def _judged(device, golden, checks, models, runs, result):
     """The DeviceResult of the device's runs: each check judged; the culprit localised on failure."""
-    actual, training, optimizer_steps = runs
-    outcomes = {"forward": _forward_outcome(actual, golden.run, golden.reference)}
+    actual, training, optimizer_steps = runs.actual, runs.training, runs.optimizer_steps
+    outcomes = {}
+    ties_kept = _ties_outcome(golden, device, runs.broken_ties)
+    if ties_kept is not None:  # first: a split tie explains the gradients that follow
+        outcomes["shared_parameters"] = ties_kept
+    outcomes["forward"] = _forward_outcome(actual, golden.run, golden.reference)
     if "backward" in checks and golden.grad_outputs is not None:
         outcomes["backward"] = _backward_outcome(actual, golden.run, golden.reference)
     if "train" in checks:
         outcomes["train"] = _train_outcome(training, golden.train, golden.reference_train)
-    outcomes = {k: v for k, v in outcomes.items() if k in checks}
+    outcomes = {k: v for k, v in outcomes.items() if k in checks or k == "shared_parameters"}
     if "train" in checks:  # part of the train check: the optimizer's own error (docs/models.md)
         outcomes["optimizer_step"] = _optimizer_outcome(optimizer_steps, golden.optimizer_steps,
                                                         golden.reference_optimizer_steps)
@@ -276,19 +326,33 @@ def _judged(device, golden, checks, models, runs, result):
         return result("pass", message, checks=outcomes, **along)
     failed = [k for k in ("forward", "backward") if k in outcomes and not outcomes[k].passed]
     if not failed:
-        return result("fail", message + "; " + _train_attribution(outcomes), checks=outcomes, **along)
+        attribution = "; " + _train_attribution(outcomes) if "optimizer_step" in outcomes else ""
+        return result("fail", message + attribution, checks=outcomes, **along)
+    if failed == ["backward"] and _explained_by_ties(outcomes["backward"], runs.broken_ties):
+        return result("fail", message + "; the gradients that differ are those of the split shared parameters: "
+                      "each part gets only its own module's share, as training on the device would",
+                      checks=outcomes, **along)
     phase = failed[0]
+    localisation_error = ""
     try:
         divergence, layers = localise.localise(phase, golden.run.calls, actual.calls, models, device)
     except Exception as e:  # noqa: BLE001  the verdict stands; say why the culprit is unknown
         divergence, layers = None, []
-        message += f"; localisation failed: {type(e).__name__}: {e}"
+        localisation_error = errors.describe(e)["text"]
+        message += f"; localisation failed: {errors.describe(e)['summary']}"
     if divergence is not None:
         message += f"; first divergence: {divergence.describe()}"
     elif layers:
         message += f"; no module's own {phase} error is out of tolerance (the error accumulates)"
     along["depth"] = depth.with_own(along["depth"], layers)
-    return result("fail", message, checks=outcomes, first_divergence=divergence, layers=layers, **along)
+    return result("fail", message, checks=outcomes, first_divergence=divergence, layers=layers,
+                  localisation_error=localisation_error, **along)
+
+
+def _explained_by_ties(backward, broken) -> bool:
+    """Whether every differing gradient is a parameter the device copy split (placement.BrokenTie)."""
+    split = {name for tie in broken for name in tie.names}
+    return bool(broken) and all(name in split for name in backward.failing)
 
 
 def _train_attribution(outcomes) -> str:
@@ -339,11 +403,16 @@ def _with_tf32_verdict(result, golden, models, device, deployed, run):
     return result
 
 
-def compare_on(device, golden, checks, recover=False, numerics_mode=numerics.DEFAULT_MODE, kind=None) -> DeviceResult:
+def compare_on(device, golden, checks, recover=False, numerics_mode=numerics.DEFAULT_MODE, kind=None,
+               setup_error=None) -> DeviceResult:
     """One device against the golden. numerics_mode (numerics.MODES): `parity` runs the device with TF32
     off, `deployed` under the process's switches, a failure with TF32 on then repeated with it off.
     kind: the device kind the case is about (sim under `--simulate cuda` is cuda), else device.type."""
     kind = kind or _kind_of(device)
+    if setup_error is not None:  # the device could not be set up (_device): its error, with the real cause
+        dtype_name = str(golden.dtype).replace("torch.", "")
+        return DeviceResult(golden.built.name, str(device), dtype_name, "error", setup_error["summary"],
+                            error=setup_error)
     deployed = numerics.settings()
     with numerics.case_context(numerics_mode, kind):
         result = _compare_on(device, golden, checks, recover, numerics_mode, kind, deployed)
@@ -374,7 +443,9 @@ def _compare_on(device, golden, checks, recover, numerics_mode, kind, deployed) 
                       "(seed_policy: same_mask) to replay the CPU's masks on every device, or build the model in "
                       "eval() or without random ops in the factory")
     models = Models(golden.model, None, golden.reference_model, _random_at(golden))
-    run = lambda: _judged(device, golden, checks, models, _device_runs(device, golden, checks, models), result)  # noqa: E731
+    keeps = _keeps_parameters(device, kind)
+    run = lambda: _judged(device, golden, checks, models, _device_runs(device, golden, checks, models, keeps),  # noqa: E731
+                          result)
     try:
         judged = run()
         if judged.status == "fail" and numerics_mode == "deployed" and kind.split(":")[0] in numerics.TF32_KINDS \
@@ -389,7 +460,7 @@ def _compare_on(device, golden, checks, recover, numerics_mode, kind, deployed) 
     recovery = OpRecovery(device)
     try:
         with recovery:
-            rerun = _judged(device, golden, checks, models, _device_runs(device, golden, checks, models), result)
+            rerun = run()
     except Exception as e:  # noqa: BLE001  the rerun raised too: its error, with what was tried
         again = errors.describe(e)
         described["recovered"] = {"applied": recovery.records(), "rerun_status": "error", "rerun_error": again["text"]}
@@ -426,7 +497,8 @@ def compare_model(model_fn, devices, dtypes=("float32",), checks=DEFAULT_CHECKS,
     if isinstance(devices, str):
         devices = [devices]
     torch_dtypes = [_dtype(d) if isinstance(d, str) else d for d in dtypes]
-    targets = [_device(d) for d in devices]  # sim registered before the factory or autograd runs
+    # Every device set up (sim registered, xla's runtime started) before the factory or any golden backward runs.
+    targets = [_device(d) for d in devices]
     built = build(model_fn)
     if "train" in checks and (built.loss is None or built.optimizer is None):
         raise FactoryError(f"model factory '{built.name}': the train check needs a mapping with model, inputs, loss "
@@ -436,5 +508,6 @@ def compare_model(model_fn, devices, dtypes=("float32",), checks=DEFAULT_CHECKS,
     results = []
     for dtype in torch_dtypes:
         golden = _Golden(built, dtype, checks, steps, policy)
-        results.extend(compare_on(device, golden, checks, recover, numerics_mode) for device in targets)
+        results.extend(compare_on(device, golden, checks, recover, numerics_mode, setup_error=setup_error)
+                       for device, setup_error in targets)
     return ModelComparison(built.name, results)

@@ -17,7 +17,9 @@ def _plain(record: dict) -> dict:
 
 @dataclass
 class CheckOutcome:
-    check: str  # forward | backward | train | optimizer_step (part of train: stepped from the golden gradients)
+    # forward | backward | train | optimizer_step (part of train: stepped from the golden gradients) |
+    # shared_parameters (always, for a model that shares any: the CPU's ties kept on the device; placement.py)
+    check: str
     passed: bool
     compared: int  # tensors compared (outputs, or parameters' gradients)
     failing: list  # names of the failing tensors ("output[0]", "mlp.fc1.weight")
@@ -28,7 +30,11 @@ class CheckOutcome:
 
     def describe(self) -> str:
         what = {"forward": "outputs", "backward": "gradients", "train": "losses",
-                "optimizer_step": "parameters stepped from the golden gradients"}[self.check]
+                "optimizer_step": "parameters stepped from the golden gradients",
+                "shared_parameters": "shared parameters"}[self.check]
+        if self.check == "shared_parameters":
+            return (f"shared_parameters: {self.compared} {what} kept" if self.passed else
+                    f"shared_parameters: {len(self.failing)}/{self.compared} {what} split: {self.worst}")
         if self.passed:
             by_rule = f"; {self.float64_rule_passes} by the float64 rule, first {self.float64_rule}" \
                 if self.float64_rule_passes else ""
@@ -52,6 +58,7 @@ class DeviceResult:
     error: dict | None = None  # errors.describe() of the device's exception
     duration_s: float = 0.0
     numerics: str = ""  # numerics.record(): the mode and the switches the case ran under (kinds TF32 affects)
+    localisation_error: str = ""  # localisation raised: the verdict stands, this says why no culprit is named
     tf32_off_status: str | None = None  # deployed mode, failed with TF32 on: the status of the rerun with it off
 
     @property
@@ -64,7 +71,7 @@ class DeviceResult:
     def to_dict(self) -> dict:
         """Plain values (JSON): what a bundle's case carries."""
         out = {k: getattr(self, k) for k in ("model", "device", "dtype", "status", "message", "error", "duration_s", "numerics",
-                                              "tf32_off_status")}
+                                              "tf32_off_status", "localisation_error")}
         out["checks"] = {k: asdict(v) for k, v in self.checks.items()}
         out["first_divergence"] = asdict(self.first_divergence) if self.first_divergence is not None else None
         out["layers"] = [_plain(asdict(layer)) for layer in self.layers]

@@ -8,13 +8,28 @@ import time
 
 from .compare import CHECKS, DEFAULT_CHECKS, DEFAULT_STEPS, DTYPES, compare_on
 from crossdev import harness_error, numerics
+from crossdev.opinfo import skip_reasons
 from crossdev.worker_devices import device_for
 
 from .factory import TRAIN_CONTRACT, FactoryError, build
 
 
+def missing_packages(row) -> list:
+    """The packages of the row's `requires` that this Python cannot import."""
+    import importlib.util
+    return [name for name in row.get("requires", []) if importlib.util.find_spec(name) is None]
+
+
+def _missing_text(missing) -> str:
+    import sys
+    return (f"needs {', '.join(missing)}, not installed in this Python ({sys.executable}): "
+            f"pip install 'crossdev[models]' (pyproject.toml pins it)")
+
+
 def check(request, out) -> None:
     for i, row in enumerate(request["rows"]):
+        if missing_packages(row):  # its factory cannot import here: the cases say so (run), the row is valid
+            continue
         for key, valid in (("dtypes", DTYPES), ("checks", CHECKS)):
             for value in row.get(key, []):
                 if value not in valid:
@@ -85,6 +100,8 @@ def _case(result, case) -> dict:
         case["details"]["numerics"] = result.numerics
     if result.tf32_off_status is not None:
         case["details"]["tf32_off_rerun"] = result.tf32_off_status
+    if result.localisation_error:
+        case["details"]["localisation_error"] = result.localisation_error
     if result.first_divergence is not None:
         d = result.first_divergence
         case["details"].update(first_divergence=d.module or "(model)", first_divergence_op=d.op or "",
@@ -115,6 +132,7 @@ def run(request, out) -> None:
     out.plan(len(cases))
     checks = row.get("checks", list(DEFAULT_CHECKS))
     built, goldens = None, {}
+    missing = missing_packages(row)
     for index in range(request.get("start", 0), len(cases)):
         kind, dtype_name = cases[index]
         out.start(index, case_id(row, kind, dtype_name))
@@ -124,7 +142,9 @@ def run(request, out) -> None:
         try:
             device, execution = device_for(kind, request.get("kinds", {}).get(kind, "absent"))
             if device is None:
-                case.update(status="skip", message=execution)
+                skip_reasons.mark(case, "device_absent").update(status="skip", message=execution)
+            elif missing:
+                skip_reasons.mark(case, "package_absent").update(status="skip", message=_missing_text(missing))
             else:
                 case.update(device=device, execution=execution)
                 if built is None:

@@ -1,4 +1,4 @@
-"""Why an opinfo case is `skip`: one table (the case's details.skip_reason is a key of it), counted by reason in
+"""Why an opinfo or models case is `skip`: one table (the case's details.skip_reason is a key of it), counted by reason in
 the report's summary ("Skips by reason") so that a case that stopped running is seen, not lost in a total."""
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ SKIP_REASONS = {
     "op_db_skip": "op_db's unittest.skip for the reference test",
     "no_elements": "no sample had elements: nothing to compare",
     "golden_raised": "every sample raised on the CPU golden",
+    "package_absent": "a package the row requires (models: `requires`) is not installed",
 }
 
 

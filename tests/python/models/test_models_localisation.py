@@ -44,6 +44,21 @@ def test_a_wrong_gelu_backward_is_named_by_the_gradient_localisation(gelu_backwa
                                           "op": "aten::gelu_backward"}
 
 
+GPT2 = "crossdev_examples.transformers_models:tiny_gpt2"
+
+
+def test_a_wrong_gelu_backward_inside_transformers_gpt2_is_named_through_its_cache(built_library):
+    """GPT-2's blocks get its key/value Cache as a keyword: localisation replays each block on deep copies
+    of what it got (placement.snapshot), not on the cache the golden's backward already freed."""
+    pytest.importorskip("transformers")
+    proc, (on_sim,) = compare_in_child(GPT2, "--load-library", built_library("crossdev_test_model_fault_gelu_backward"))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert not on_sim["localisation_error"], on_sim["localisation_error"]
+    divergence = on_sim["first_divergence"]
+    assert divergence["phase"] == "backward" and divergence["op"] == "aten::gelu_backward", on_sim["message"]
+    assert divergence["module"] in ("transformer.h.0.mlp.act", "transformer.h.1.mlp.act"), divergence
+
+
 def test_the_command_exits_2_naming_a_factory_that_does_not_import(crossdev_module, capsys):
     from crossdev.models.__main__ import main
     assert main(["no_such_package_xyz:build", "--device", "sim"]) == 2

@@ -8,6 +8,8 @@ import json
 import os
 import textwrap
 
+import pytest
+
 from conftest import BUILD_DIR, INSTALLED, ROOT, requires_sim
 from plugin_runner import run_pytest
 
@@ -227,3 +229,40 @@ def test_one_python_worker_serves_every_row_and_a_crash_costs_only_its_case(cli,
     assert first == second == crash1, "one worker served the rows until it died"
     assert len({crash1, crash2, last}) == 3, "each death is followed by a new worker"
     assert checked[0][1] not in {first, crash2, last}, "the check's worker is not the run's"
+
+
+def test_transformers_rows_pass_on_sims_cuda_mps_xpu_and_name_xlas_split_ties(cli, tmp_path):
+    """matrices/models/models_transformers.yaml, as make report runs it, with sim's legitimate divergences on:
+    GPT-2 and BERT agree on cuda, mps and xpu (their .to() keeps the ties); on xla the split ties are named with
+    the remedy and expected (matrices/models/expectations/models/xla.yaml)."""
+    pytest.importorskip("transformers")
+    bundle = tmp_path / "b.json"
+    proc = cli("run", "--matrix", ROOT / "matrices" / "models" / "models_transformers.yaml", "--import", EXAMPLES,
+               "--simulate", "cuda:2,mps,xpu,xla:1", "--out", bundle, env={**ENV, "CROSSDEV_SIM_DIVERGE": "all"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    cases = {c["id"]: c for c in json.loads(bundle.read_text())["cases"]}
+    assert len(cases) == 16
+    for case_id, case in cases.items():
+        kind = case_id.split("/")[1]
+        assert case["execution"] == "simulated", case
+        assert case["status"] == ("xfail" if kind == "xla" else "pass"), (case_id, case["message"])
+        assert case["metrics"]["shared_parameters_compared"] >= 1
+        assert case["metrics"]["shared_parameters_failing"] == (0 if kind != "xla" else case["metrics"]["shared_parameters_compared"])
+    assert ("transformer.wte.weight and lm_head.weight are one parameter on the CPU and 2 on sim after .to(): "
+            "call tie_weights() after moving") in cases["models.gpt2/xla/float32"]["message"]
+
+
+def test_a_row_whose_package_is_absent_skips_with_the_reason(cli, tmp_path):
+    matrix = tmp_path / "models_r.yaml"
+    matrix.write_text(textwrap.dedent("""\
+        suite: models
+        cases:
+          - {id: t.r, source: "issue 48", intent: "test", model: "no_such_package_xyz:build", requires: [no_such_package_xyz],
+             devices: [mps], dtypes: [float32]}
+        """))
+    bundle = tmp_path / "b.json"
+    proc = cli("run", "--matrix", matrix, "--simulate", "mps", "--out", bundle, env=ENV)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (case,) = json.loads(bundle.read_text())["cases"]
+    assert case["status"] == "skip" and case["details"]["skip_reason"] == "package_absent", case
+    assert case["message"].startswith("needs no_such_package_xyz, not installed in this Python")

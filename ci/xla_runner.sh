@@ -88,6 +88,15 @@ CROSSDEV_REPORT_FILTER="${CROSSDEV_XLA_FILTER:-}" CROSSDEV_REPORT_SHARD="${CROSS
   CROSSDEV_SKIP_BENCH=1 bash ci/report.sh "$build" "$out" "$python" ""
 rc=$?
 say "conformance on xla: rc=$rc in $((SECONDS - ts))s; bundle, JUnit and report in $out/"
+# The Python API as a user calls it, in a fresh process (no `import torch_xla` first): crossdev.compare_model
+# on each models case that ran on the real xla must give the row's verdict (python/crossdev/models/agreement.py).
+if [[ -f "$out/bundle.json" ]]; then
+  ts=$SECONDS
+  "$python" -m crossdev.models.agreement "$out/bundle.json" --import-path examples/models
+  a=$?
+  say "compare_model against the rows: rc=$a in $((SECONDS - ts))s"
+  ((a != 0 && rc == 0)) && rc=$a
+fi
 if [[ -f reports/out/bundle.json && -f "$out/bundle.json" ]]; then
   "$python" -m crossdev report reports/out/bundle.json "$out/bundle.json" --out reports/merged > /dev/null &&
     say "reports/merged/: make report's runner and this one side by side"

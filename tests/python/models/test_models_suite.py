@@ -6,6 +6,8 @@ later layer and every enclosing module differs too. A factory that does not impo
 naming the row's file:line and the Python error."""
 import json
 import os
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -250,6 +252,21 @@ def test_transformers_rows_pass_on_sims_cuda_mps_xpu_and_name_xlas_split_ties(cl
         assert case["metrics"]["shared_parameters_failing"] == (0 if kind != "xla" else case["metrics"]["shared_parameters_compared"])
     assert ("transformer.wte.weight and lm_head.weight are one parameter on the CPU and 2 on sim after .to(): "
             "call tie_weights() after moving") in cases["models.gpt2/xla/float32"]["message"]
+    # compare_model from Python, with each row's arguments, gives the rows' verdicts (make xla runs this on the
+    # real xla); a bundle whose verdict was changed is caught.
+    agreement = [sys.executable, "-m", "crossdev.models.agreement", "--import-path", str(EXAMPLES), "--simulated"]
+    env = {**os.environ, **ENV}
+    gpt2_only = tmp_path / "gpt2.json"
+    document = json.loads(bundle.read_text())
+    document["cases"] = [c for c in document["cases"] if c["row_id"] == "models.gpt2" and c["id"].endswith("float32")]
+    gpt2_only.write_text(json.dumps(document))
+    done = subprocess.run([*agreement, str(gpt2_only)], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0 and "4 of 4 models cases (real or simulated) agree" in done.stdout, done.stdout + done.stderr
+    document["cases"][0]["status"] = "fail"
+    gpt2_only.write_text(json.dumps(document))
+    done = subprocess.run([*agreement, str(gpt2_only)], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "DISAGREES: models.gpt2/cuda/float32: row fail, compare_model pass" in done.stdout
 
 
 def test_a_row_whose_package_is_absent_skips_with_the_reason(cli, tmp_path):

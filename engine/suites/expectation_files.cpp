@@ -53,9 +53,35 @@ const parity::ExpectationFile& cached_expectations(const std::string& path) {
   return it->second;
 }
 
+namespace {
+
+// The case status each failure class of an entry (parity::kFailureClasses) stands for, as
+// `crossdev expectations accept` classifies a case (python/crossdev/expectations.py, failure_class):
+// a device error, a result that differs, a dead or hung process.
+constexpr struct {
+  const char* failure_class;
+  Status status;
+} kClassStatus[] = {
+    {"unimplemented", Status::Error}, {"dtype_unsupported", Status::Error}, {"numerics", Status::Fail}, {"crash", Status::Crash}};
+
+bool class_covers(const std::string& failure_class, Status status) {
+  if (failure_class.empty()) return true;
+  for (const auto& row : kClassStatus)
+    if (failure_class == row.failure_class) return row.status == status;
+  return false;
+}
+
+}  // namespace
+
 void apply_xfail(const parity::Expectation& e, CaseResult& r) {
   r.details.emplace_back("expectation", e.where() + ": xfail: " + e.reason);
   if (!e.failure_class.empty()) r.details.emplace_back("expected_class", e.failure_class);
+  const bool failed = r.status == Status::Fail || r.status == Status::Error || r.status == Status::Crash;
+  if (failed && !class_covers(e.failure_class, r.status)) {  // another failure than the one expected: it gates
+    r.message = std::string("not the expected failure: ") + e.where() + " expects a " + e.failure_class + " failure (" +
+                e.reason + "), the case is " + status_name(r.status) + ": " + r.message;
+    return;
+  }
   if (r.status == Status::Pass) {
     r.status = Status::XPass;
     r.message = "unexpected pass: " + e.where() + " expects a failure (" + e.reason + "); remove the expectation";

@@ -172,6 +172,14 @@ def test_an_xfail_entry_expects_a_devices_genuine_difference_and_goes_stale_when
     proc, cases, _ = run(cli, tmp_path, matrix, "--import", EXAMPLES)
     assert proc.returncode == 1 and cases["t.dit/mps/float32"]["status"] == "xpass", proc.stdout + proc.stderr
 
+    # An entry's class expects that failure only: the same wrong result under an entry for a crash gates.
+    write_expectations(tmp_path, '{match: "t.dit/mps/*", status: xfail, reason: "it crashes", class: crash}')
+    proc, cases, _ = run(cli, tmp_path, matrix, "--load-library", mutant, "--import", EXAMPLES)
+    case = cases["t.dit/mps/float32"]
+    assert proc.returncode == 1 and case["status"] == "fail", proc.stdout + proc.stderr
+    assert case["message"].startswith("not the expected failure: ") and "expects a crash failure (it crashes), " \
+        "the case is fail: " in case["message"], case["message"]
+
     bad = write_expectations(tmp_path, '{match: "t.dit/mps/*", status: skip, reason: "no"}')
     proc, _, _ = run(cli, tmp_path, matrix, "--import", EXAMPLES)
     assert proc.returncode == 2 and f"{bad}:3: a models expectation is xfail" in proc.stderr, proc.stderr

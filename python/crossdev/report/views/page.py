@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable, List, NamedTuple, Optional
 
 from crossdev.report.merge import Report
-from crossdev.report.views import (bench_view, cross_machine_view, errors_view, failures_view, gate_power_view,
+from crossdev.report.views import (baseline_view, bench_view, cross_machine_view, errors_view, failures_view, gate_power_view,
                                    manager_view, models_view, opinfo_view, redirect_view, scoreboard_view, suites_view,
                                    summary_view, trends_view)
 from crossdev.report.views.h import Markup, el, join
@@ -26,10 +26,13 @@ class Section(NamedTuple):
     always: bool
 
 
-# The page, top to bottom. Adding a view = one module with render(report) + one row here.
+# The page, top to bottom: the first screen shows the verdict, what failed and what changed against the
+# baseline. Adding a view = one module with render(report) + one row here.
 SECTIONS: List[Section] = [
     Section("input-errors", "Unusable bundles", errors_view.render, False),
     Section("summary", "Summary per runner", summary_view.render, True),
+    Section("failures", "Failure details", failures_view.render, True),
+    Section("baseline", "Benchmarks against the baseline", baseline_view.render, False),  # --baseline
     Section("scoreboard", "Cross-device parity scoreboard", scoreboard_view.render, True),
     Section("opinfo", "OpInfo parity: ATen operators", opinfo_view.render, False),
     Section("gate-power", "What this gate catches", gate_power_view.render, False),  # crossdev report --gate-power
@@ -39,7 +42,6 @@ SECTIONS: List[Section] = [
     Section("manager", "Device manager and error recovery", manager_view.render, True),
     Section("benchmarks", "Benchmarks", bench_view.render, True),
     Section("trends", "Trends", trends_view.render, False),
-    Section("failures", "Failure details", failures_view.render, True),
     Section("suites", "All cases by suite", suites_view.render, True),
 ]
 
@@ -79,7 +81,8 @@ def render_page(report: Report, title: str = "crossdev conformance report") -> s
         el("title", title),
         Markup(f"<style>\n{css}</style>"),
     ])
-    header = el("header", el("h1", title, _verdict(report)),
+    bench = baseline_view.badge(report.baseline) if report.baseline is not None else None
+    header = el("header", el("h1", title, _verdict(report), bench),
                 el("div", f"{len(report.runners)} runner(s): {runners}. Generated {generated}.", class_="note"))
     body = join([header, el("nav", *nav), el("main", *sections), Markup(f"<script>{js}</script>")])
     return f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>{head}</head>\n<body>{body}</body>\n</html>\n"

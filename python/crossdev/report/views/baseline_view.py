@@ -44,13 +44,13 @@ def render(report):
         name = el("code", b["name"])
         if spot is not None and b["verdict"] in FLAGGED:
             name = el("a", name, href="#" + anchor(spot[0].scaling()))
-        rows.append(tr([td(name), runner, td(el("span", b["verdict"], class_=f"badge {_VERDICT_CLASS.get(b['verdict'], 'st-sk')}")),
+        rows.append((tr([td(name), runner, td(el("span", b["verdict"], class_=f"badge {_VERDICT_CLASS.get(b['verdict'], 'st-sk')}")),
                         _ns(b["baseline_median_ns"]), _ns(b["current_median_ns"]),
                         "—" if b["change"] is None else f"{b['change']:+.1%}",
                         "—" if b["pvalue"] is None else f"{b['pvalue']:.3g}",
                         "—" if b.get("cv") is None else f"{b['cv']:.1%}",
                         f"{b['repetitions'][0]}/{b['repetitions'][1]}", b["reason"]],
-                       class_=f"verdict-{b['verdict']}", data_verdict=b["verdict"], data_name=b["name"]))
+                       class_=f"verdict-{b['verdict']}", data_verdict=b["verdict"], data_name=b["name"]), b["verdict"]))
     parts = [el("p", el("strong", f"bench-gate: {result.verdict}"),
                 f" against baseline {result.path}: metric {o.metric}, a regression is p < {o.alpha:g} (two-sided "
                 f"Mann-Whitney U over the repetitions) and more than {o.threshold:.0%} slower; noisy above CV "
@@ -66,6 +66,16 @@ def render(report):
                              f"least {UTEST_MIN_REPETITIONS} each). Rerun both with more --benchmark_repetitions "
                              "(4 each reach p < 0.05; 9+ advised).",
                         class_="warn", id="baseline-unjudged"))
-    parts.append(table(["benchmark", "runner", "verdict", "baseline", "current", "change", "p-value", "CV", "reps",
-                        "reason"], rows, class_="grid", id="baseline-table"))
+    header = ["benchmark", "runner", "verdict", "baseline", "current", "change", "p-value", "CV", "reps", "reason"]
+    shown = [row for row, verdict in rows if verdict in FLAGGED]
+    rest = [row for row, verdict in rows if verdict not in FLAGGED]
+    if shown:
+        parts.append(table(header, shown, class_="grid", id="baseline-table"))
+    else:
+        parts.append(el("p", "bench-gate flags no benchmark: no regression and no improvement.", class_="ok-note"))
+    if rest:
+        parts.append(el("details", el("summary", f"The other {len(rest)} benchmark(s): "
+                                      + ", ".join(f"{counts[v]} {v}" for v in VERDICT_ORDER
+                                                  if counts.get(v) and v not in FLAGGED)),
+                        table(header, rest, class_="grid", id="baseline-rest")))
     return join(parts)

@@ -249,7 +249,8 @@ def scaling_chart(sizes: Sequence[str], positions: Sequence[float], lines: Seque
                         stroke_width=2, stroke_dasharray="2 2"))
         parts.append(el("rect", el("title", m.title), x=f"{x - 4:.1f}", y=f"{y - 4:.1f}", width=8, height=8,
                         fill="none", stroke=m.color, stroke_width=2, class_="baseline-mark", data_size=sizes[m.x]))
-        parts.append(el("text", m.label, x=f"{x + 6:.1f}", y=f"{(y + y2) / 2 + 4:.1f}", fill=m.color,
-                        class_="baseline-label"))
+        right = x > SCALE_LEFT + plot_w * 0.75  # near the legend: the label goes left of the mark
+        parts.append(el("text", m.label, x=f"{x - 6 if right else x + 6:.1f}", y=f"{(y + y2) / 2 + 4:.1f}",
+                        fill=m.color, text_anchor="end" if right else None, class_="baseline-label"))
     return el("svg", *parts, width=width, height=SCALE_H, viewBox=f"0 0 {width} {SCALE_H}", role="img",
               aria_label=aria)

@@ -163,7 +163,8 @@ SCALE_W, SCALE_H, SCALE_LEFT, SCALE_BOTTOM, SCALE_TOP, SCALE_LEGEND = 560, 240, 
 
 def _ticks(lo: float, hi: float, log: bool) -> List[float]:
     if log:
-        decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+        first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+        decades = range(first, last + 1, max(1, (last - first) // 8))  # at most ~9 labels however wide
         ticks = [10.0 ** e for e in decades]
         for steps in ((1, 2, 5), (1, 1.5, 2, 3, 5, 7)):  # a narrow range: finer steps, so the axis has labels
             if sum(lo <= t <= hi for t in ticks) < 3:
@@ -183,10 +184,18 @@ def scaling_chart(sizes: Sequence[str], positions: Sequence[float], lines: Seque
     ringed; a dashed line is a reference series; `ref` a horizontal reference (e.g. ratio 1)."""
     plot_w = width - SCALE_LEFT - (SCALE_LEGEND if legend else 12)
     plot_h = SCALE_H - SCALE_BOTTOM - SCALE_TOP
-    values = [v for line in lines for p in line.points for v in (p.value, p.lo, p.hi) if v is not None and v > 0]
-    values += [v for m in markers for v in (m.value, m.to_value) if v > 0] + ([ref] if ref else [])
+    def drawable(v: Optional[float]) -> bool:  # a bundle's figures may be 0, huge or infinite: never drawn as such
+        return v is not None and math.isfinite(v) and 0 < v < 1e300
+
+    lines = [line._replace(points=[p if drawable(p.lo) and drawable(p.hi) else p._replace(lo=None, hi=None)
+                                   for p in line.points if drawable(p.value)]) for line in lines]
+    markers = [m for m in markers if drawable(m.value) and drawable(m.to_value)]
+    values = [v for line in lines for p in line.points for v in (p.value, p.lo, p.hi) if v is not None]
+    values += [v for m in markers for v in (m.value, m.to_value)] + ([ref] if drawable(ref) else [])
     if not values:
         values = [1.0]
+    if not all(math.isfinite(x) for x in positions):
+        positions = [float(i) for i in range(len(sizes))]
     top = max(values) * (1.25 if log_y else 1.1)
     bottom = min(values) / 1.25 if log_y else 0.0
     x0, x1 = (min(positions), max(positions)) if positions else (0.0, 1.0)

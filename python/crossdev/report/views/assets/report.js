@@ -63,7 +63,8 @@
   }
   // A link to a compressed section, or to an id inside one (not in the page until inflated), opens it.
   function follow() {
-    var id = decodeURIComponent(location.hash.slice(1));
+    var id;
+    try { id = decodeURIComponent(location.hash.slice(1)); } catch (e) { id = location.hash.slice(1); }
     if (!id) return;
     var target = document.getElementById(id);
     var box = target && target.querySelector("div.lazy[data-gz]");

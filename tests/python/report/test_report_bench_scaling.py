@@ -125,3 +125,21 @@ def test_a_bad_baseline_is_exit_2_naming_the_file(tmp_path, capsys, content, exp
     assert code == 2
     assert str(baseline) in err and expected in err
     assert 'id="baseline-error"' in html and expected in html  # the report is still written, saying why
+
+
+def test_history_adds_each_ops_fused_trend(tmp_path):
+    ops = ["rms_norm", "swiglu"]
+    old = sample.bundle("cpu", [sample.case("a", "context")], created="2026-01-01T00:00:00Z",
+                        benchmarks=sample.sweep_bench(ops, SWEEP_SIZES, PEER_SIZES))
+    (tmp_path / "old.json").write_text(json.dumps(old), encoding="utf-8")
+    new = sample.bundle("cpu", [sample.case("a", "context")], created="2026-02-01T00:00:00Z",
+                        benchmarks=sample.sweep_bench(ops, SWEEP_SIZES, PEER_SIZES, slow={"swiglu": 1.5}))
+    (tmp_path / "new.json").write_text(json.dumps(new), encoding="utf-8")
+    code, html = render(tmp_path, tmp_path / "new.json", "--history", str(tmp_path / "old.json"))
+    assert code == 0
+    trends = re.search(r'id="bench-trends-table">(.*?)</table>', html, re.S).group(1)
+    rows = re.findall(r"<tr><td>([^<]*)</td><td>[^<]*</td><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td>"
+                      r"<td>([^<]*)</td><td>[^<]*</td><td>([^<]*)</td>", trends)
+    assert ("2026-02-01T00:00:00Z", "swiglu", "fwd", "8M", "fused.out", "1.50x") in rows  # the largest size
+    assert ("2026-02-01T00:00:00Z", "rms_norm", "fwd", "8M", "fused.out", "1.00x") in rows
+    assert ("2026-02-01T00:00:00Z", "swiglu", "fwd_bwd", "8M", "fused", "1.50x") in rows

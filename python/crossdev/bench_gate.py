@@ -115,6 +115,12 @@ def load_run(path: str) -> Run:
     return runs[0]
 
 
+def run_from_document(doc, run_name: str, path: str) -> Run:
+    """One run from a parsed document (Google Benchmark JSON, or a bundle embedding one), as load_run reads
+    a file: `crossdev report --baseline` gates the bundles it already holds with the same compare()."""
+    return _run_of(doc, run_name, path)
+
+
 def _run_of(doc, run_name: str, path: str) -> Run:
     """The series of one run; `path` starts every error message."""
     if isinstance(doc, dict) and doc.get("schema") == "crossdev.bundle":

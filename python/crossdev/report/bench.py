@@ -11,6 +11,7 @@ crossdev_execution): benchmarks are never run on simulated devices, whatever the
 simulated.
 """
 import math
+import re
 import statistics
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
@@ -22,8 +23,42 @@ BASELINE_IMPL = "fallback"  # speedups are fallback time / impl time
 IMPL_ORDER = ("fused.out", "fused", "fallback", "aten.out", "aten", "compile", "torchscript")
 TRIAD_OP = "stream_triad"   # bench/python/peer_bench.py's same-process STREAM triad
 NOISY_CV = 0.05             # repetitions varying more than this (coefficient of variation): noisy
+FUSED_IMPLS = ("fused", "fused.out")  # the ratio chart: "fused" against the best other impl at each size
 _TIME_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 _NAME_FIELDS = ("op", "impl", "dtype", "size", "device", "pass")
+
+
+_SIZE_PART = re.compile(r"(\d+(?:\.\d+)?)([KMG]?)", re.IGNORECASE)
+_SIZE_SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def size_value(label: str) -> Optional[float]:
+    """The element count a size label names: "16K" 16384, "8M" 8388608, "16" 16, "2x8x64" 1024 (a shape:
+    the product of its dimensions); None for a label that is not a size."""
+    total = 1.0
+    for part in label.split("x"):
+        match = _SIZE_PART.fullmatch(part)
+        if match is None:
+            return None
+        total *= float(match.group(1)) * _SIZE_SUFFIX[match.group(2).upper()]
+    return total
+
+
+def size_order(label: str) -> Tuple[int, float, str]:
+    """Sort key for size labels: numeric order (1K < 16K < 1M, never text order); labels that are not a
+    size follow, in text order."""
+    value = size_value(label)
+    return (0, value, label) if value is not None else (1, 0.0, label)
+
+
+@dataclass(frozen=True)
+class ScalingKey:
+    """One scaling chart: an op's figures at every size of one pass."""
+    runner: str
+    op: str
+    dtype: str
+    device: str
+    pass_: str
 
 
 @dataclass(frozen=True)
@@ -37,6 +72,9 @@ class BenchKey:
 
     def group(self) -> str:
         return f"{self.op} {self.dtype} {self.size} {self.device} {self.pass_}"
+
+    def scaling(self) -> ScalingKey:
+        return ScalingKey(self.runner, self.op, self.dtype, self.device, self.pass_)
 
 
 @dataclass
@@ -86,11 +124,39 @@ class BenchTable:
         return None
 
     def keys(self) -> List[BenchKey]:
-        return sorted({k for k, _ in self.points}, key=lambda k: (k.runner, k.op, k.dtype, k.size, k.device, k.pass_))
+        return sorted({k for k, _ in self.points},
+                      key=lambda k: (k.runner, k.op, k.dtype, k.device, k.pass_, size_order(k.size)))
+
+    def scaling_groups(self) -> Dict[ScalingKey, List[BenchKey]]:
+        """Each op's keys per (runner, dtype, device, pass), sizes in numeric order."""
+        groups: Dict[ScalingKey, List[BenchKey]] = {}
+        for key in self.keys():
+            groups.setdefault(key.scaling(), []).append(key)
+        return groups
+
+    def point_names(self) -> Dict[Tuple[str, str], Tuple[BenchKey, str]]:
+        """(runner, benchmark name) -> (key, impl): where a bench-gate comparison (by name) is drawn."""
+        return {(key.runner, p.name): (key, impl) for (key, impl), p in self.points.items()}
+
+    def fused_ratio(self, key: BenchKey) -> Optional[Tuple[float, str, str]]:
+        """(best peer time / fused time, the fused impl, the best peer) at one size: above 1 the fused kernel
+        is faster than every other impl. "fused" (allocating, as the peers are) else "fused.out"."""
+        impls = self.impls(key)
+        fused = next((i for i in FUSED_IMPLS if i in impls), None)
+        peers = [(self.points[(key, i)].seconds, i) for i in impls if i not in FUSED_IMPLS]
+        peers = [(t, i) for t, i in peers if t > 0]
+        if fused is None or not peers or not self.points[(key, fused)].seconds > 0:
+            return None
+        best_time, best = min(peers)
+        return best_time / self.points[(key, fused)].seconds, fused, best
+
+    @staticmethod
+    def impls_order(impl: str) -> Tuple[int, str]:
+        return (IMPL_ORDER.index(impl) if impl in IMPL_ORDER else len(IMPL_ORDER), impl)
 
     def impls(self, key: BenchKey) -> List[str]:
         found = {impl for k, impl in self.points if k == key}
-        return sorted(found, key=lambda i: (IMPL_ORDER.index(i) if i in IMPL_ORDER else len(IMPL_ORDER), i))
+        return sorted(found, key=self.impls_order)
 
     def speedup(self, key: BenchKey, impl: str) -> Optional[float]:
         base, point = self.points.get((key, BASELINE_IMPL)), self.points.get((key, impl))

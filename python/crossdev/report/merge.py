@@ -59,6 +59,10 @@ class Report:
     gate_power: Optional[Dict] = None
     # A --gate-power file that could not be read: exit 2 and shown in its section, never in the conformance verdict
     gate_power_error: Optional[InputError] = None
+    # `crossdev report --baseline FILE`: bench-gate's comparison of every runner's benchmarks with FILE's
+    baseline: Optional["BaselineComparison"] = None  # noqa: F821 (crossdev.report.bench_baseline)
+    # A --baseline file that could not be read or compared: exit 2, shown in the baseline section
+    baseline_error: Optional[InputError] = None
 
     def cases(self) -> Iterable:
         """(runner, case) for every case of every runner, in input order."""
@@ -135,7 +139,8 @@ def load_gate_power(path: str):
     return doc, None
 
 
-def merge(paths: Iterable[str], history_paths: Iterable[str] = (), gate_power_path: Optional[str] = None) -> Report:
+def merge(paths: Iterable[str], history_paths: Iterable[str] = (), gate_power_path: Optional[str] = None,
+          baseline_path: Optional[str] = None) -> Report:
     runners, errors = load_all(paths)
     runners = fold_shards(runners, runner_label)  # a sharded run is one runner (crossdev run --shard)
     history, history_errors = load_all(history_paths)
@@ -145,6 +150,12 @@ def merge(paths: Iterable[str], history_paths: Iterable[str] = (), gate_power_pa
     errors += [InputError(path=path, message=message if message.startswith(path) else f"{path}: {message}")
                for path, message in pair_errors]
     gate_power, gate_power_error = load_gate_power(str(Path(gate_power_path))) if gate_power_path else (None, None)
+    baseline, baseline_error = None, None
+    if baseline_path:
+        from crossdev.report.bench_baseline import compare_with_baseline  # imports bench_gate only when asked
+        baseline, message = compare_with_baseline(runners, str(baseline_path))
+        baseline_error = InputError(path=str(baseline_path), message=message) if message else None
     return Report(runners=runners, errors=errors + history_errors, history=history, cross_machine=pairs,
-                  gate_power=gate_power, gate_power_error=gate_power_error)
+                  gate_power=gate_power, gate_power_error=gate_power_error, baseline=baseline,
+                  baseline_error=baseline_error)
 

@@ -2,6 +2,7 @@
 (DIR/index.html, DIR/summary.md and DIR/junit.xml).
 
 usage: crossdev report BUNDLE... --out DIR [--history BUNDLE...] [--title TEXT] [--gate-power FILE]
+                      [--baseline FILE]
 
 A BUNDLE is a result bundle (`crossdev run`'s bundle.json, gzip-compressed or not) or a bundle set
 written by `crossdev merge`, whose bundles count as if each had been named here.
@@ -12,6 +13,12 @@ file and is printed on stderr and shown in every output; the usable bundles are 
 the report is still written. A --gate-power file (bench/python/gate_power_bench.py) that cannot be
 read is exit 2 too, its error shown in its section (not in the conformance verdict). Case failures
 do not change the exit code: gating is `crossdev gate`'s job.
+
+--baseline FILE (what `crossdev bench-gate --baseline` reads: a bundle with benchmarks, a Google Benchmark
+JSON file, or a bundle set holding one) compares every runner's benchmarks with FILE's by bench-gate's own
+decision, shown near the top of the page and on each op's scaling chart. A regression does not change
+the exit code (`crossdev bench-gate` gates); a FILE that cannot be read or compared is exit 2, its
+message naming the file.
 """
 import sys
 from pathlib import Path
@@ -39,14 +46,18 @@ def parse_args(argv):
     p.add_argument("--title", default="crossdev conformance report")
     p.add_argument("--gate-power", metavar="FILE",
                    help="bench/python/gate_power_bench.py's JSON: the section \"What this gate catches\"")
+    p.add_argument("--baseline", metavar="FILE",
+                   help="an earlier run's bundle (or Google Benchmark JSON): each benchmark's change, by bench-gate's "
+                        "decision")
     return p.parse_args(argv)
 
 
 
 def run(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    report = merge(args.bundles, args.history, args.gate_power)
-    for err in report.errors + ([report.gate_power_error] if report.gate_power_error else []):
+    report = merge(args.bundles, args.history, args.gate_power, args.baseline)
+    extra = [e for e in (report.gate_power_error, report.baseline_error) if e is not None]
+    for err in report.errors + extra:
         print(f"{PROG}: error: {err.message}", file=sys.stderr)
 
     out = Path(args.out)
@@ -62,7 +73,7 @@ def run(argv=None) -> int:
         return EXIT_BAD_INPUT
     merged = len(report.runners)
     print(f"report: {out / 'index.html'} ({merged} bundle(s) merged, {len(report.errors)} unusable)")
-    return EXIT_BAD_INPUT if report.errors or report.gate_power_error else EXIT_OK
+    return EXIT_BAD_INPUT if report.errors or extra else EXIT_OK
 
 
 main = guarded(run, PROG, "crossdev.report")

@@ -8,7 +8,7 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from crossdev.report.schema import EXECUTIONS, GATING_STATUSES, SCHEMA_NAME, STATUSES
 
@@ -165,6 +165,46 @@ def bench_json(device: str, entries: Dict[str, float], bw_util: Optional[Dict[st
             item["bytes_per_second"] = bw_util[stem] * 50e9
         benchmarks.append(item)
     return {"context": {"host_name": "sample"}, "benchmarks": benchmarks}
+
+
+# Relative cost of each impl in sweep_bench (fused.out the fastest), and of a pass.
+_SWEEP_IMPL_COST = {"fused.out": 1.0, "fused": 1.1, "aten.out": 1.5, "aten": 1.7, "compile": 1.3, "torchscript": 2.5,
+                    "fallback": 3.0}
+_SWEEP_PASS_COST = {"fwd": 1.0, "fwd_bwd": 3.0}
+
+
+def sweep_bench(ops: List[str], sweep_sizes: List[Tuple[int, str]], peer_sizes: List[Tuple[int, str]],
+                sweep_impls=("fused.out", "fused", "aten.out", "aten"),
+                peer_impls=("fused", "fallback", "aten", "compile", "torchscript"), repetitions: int = 5,
+                jitter: float = 0.01, slow: Optional[Dict[str, float]] = None) -> dict:
+    """Google Benchmark JSON shaped like make report's: every op at every sweep size (fwd, `sweep_impls`) and at
+    the peer sizes (fwd and fwd_bwd, `peer_impls`), the STREAM triad at every sweep size; each benchmark
+    `repetitions` iterations spread by +-`jitter` steps around a smooth time model, plus its median aggregate.
+    `slow` multiplies an op's every time (a mutant). Entries come in name order, so sizes arrive in text order
+    (16K before 1K), as a reader must not show them."""
+    slow = slow or {}
+    rows = [("stream_triad", "aten.out", size, "fwd", 1.0) for size in sweep_sizes]
+    rows += [(op, impl, size, "fwd", slow.get(op, 1.0)) for op in ops for size in sweep_sizes for impl in sweep_impls]
+    rows += [(op, impl, size, p, slow.get(op, 1.0)) for op in ops for size in peer_sizes for impl in peer_impls
+             for p in _SWEEP_PASS_COST]
+    by_name: Dict[str, List[dict]] = {}
+    for op, impl, (elements, label), pass_, factor in rows:
+        name = f"{op}/{impl}/float32/{label}/cpu/{pass_}"
+        if name in by_name:
+            continue
+        bytes_per_call = 12.0 * elements * _SWEEP_PASS_COST[pass_]
+        base_us = (0.5 + bytes_per_call / 20e3 * _SWEEP_IMPL_COST.get(impl, 2.0)) * factor
+        times = [base_us * (1 + jitter * (k - repetitions // 2)) for k in range(repetitions)]
+        entries = [{"name": name, "run_name": name, "run_type": "iteration", "repetitions": repetitions,
+                    "repetition_index": i, "iterations": 100, "real_time": t, "cpu_time": t, "time_unit": "us",
+                    "bytes_per_call": bytes_per_call, "bytes_per_second": bytes_per_call / (t * 1e-6),
+                    "label": "real cpu"} for i, t in enumerate(times)]
+        median = sorted(times)[repetitions // 2]
+        entries.append(dict(entries[0], name=f"{name}_median", run_type="aggregate", aggregate_name="median",
+                            real_time=median, cpu_time=median, bytes_per_second=bytes_per_call / (median * 1e-6)))
+        by_name[name] = entries
+    return {"context": {"host_name": "sample", "crossdev_execution": "real"},
+            "benchmarks": [e for name in sorted(by_name) for e in by_name[name]]}
 
 
 def demo_bundles() -> Dict[str, dict]:

@@ -42,14 +42,12 @@ def section(tmp_path, bench, simulated=True):
     return re.search(r'id="benchmarks">(.*?)</section>', html, re.S).group(1)
 
 
-def test_roofline_against_the_same_run_triad_with_caption(tmp_path):
+def test_scaling_chart_against_the_same_run_triad_with_caption(tmp_path):
     html = section(tmp_path, bench_doc())
-    figure = re.search(r'<figure class="roofline" id="roofline">(.*?)</figure>', html, re.S).group(1)
-    assert "<svg" in figure and 'class="ref"' in figure  # the triad line
-    assert "STREAM triad at 8M, same run: 10.00 GB/s" in figure
-    assert "8.00 GB/s 80% of triad" in figure  # fused.out at 8 GB/s = 80% of the triad
-    caption = re.search(r"<figcaption>(.*?)</figcaption>", figure, re.S).group(1)
-    assert "allocator system (glibc malloc)" in caption and "CPU capability AVX512" in caption
+    figure = re.search(r'<figure class="scaling" id="scale-[^"]*rms_norm[^"]*-fwd"[^>]*>(.*?)</figure>', html, re.S).group(1)
+    assert "<svg" in figure and "STREAM triad at 8M, same run: 10.00 GB/s" in figure  # the triad reference
+    assert "median 8.00 GB/s" in figure and "80% of the triad" in figure  # fused.out at 8 GB/s = 80% of the triad
+    assert "allocator system (glibc malloc)" in html and "CPU capability AVX512" in html
 
 
 def test_bench_figures_are_labelled_by_the_device_they_ran_on(tmp_path):
@@ -70,17 +68,20 @@ def test_spread_and_noisy_marking(tmp_path):
     assert cells[:7] == ["real cpu", "fused", "3000.00", "2400.00", "3600.00", "20.0%", "NOISY"]
     steady = re.search(r"<tr><td>rms_norm/fallback/float32/8M/cpu/fwd</td>(.*?)</tr>", table).group(1)
     assert "NOISY" not in steady
-    assert 'class="whisker"' in html  # min..max drawn on the bars
-    speedups = html.split("Speedup over fallback")[1].split("Every figure")[0]
-    assert "3.00x NOISY" in speedups  # fused vs fallback: the fused figure is noisy
+    assert 'class="whisker"' in html  # min..max drawn on the points
+    assert re.search(r'<circle[^>]*class="point noisy"[^>]*data-series="fused"', html)  # the noisy point is marked
+    assert not re.search(r'<circle[^>]*class="point noisy"[^>]*data-series="fallback"', html)
+    # the ratio chart: fused (3000 us) against the best other impl (fallback, 9000 us), noisy because fused is
+    assert "8M: fused is 3.00x the speed of the best other impl (fallback) — NOISY" in html
 
 
-def test_bars_are_grouped_by_op_with_short_labels(tmp_path):
+def test_one_chart_per_op_and_pass_with_a_line_per_impl(tmp_path):
     html = section(tmp_path, bench_doc())
-    svg = re.search(r'id="roofline">(<svg.*?</svg>)', html, re.S).group(1)
-    texts = re.findall(r"<text[^>]*>(.*?)</text>", svg)
-    assert "rms_norm · float32 · 8M · fwd — real cpu" in texts
-    assert {"fused.out", "fused", "fallback"} <= set(texts)  # bar labels are the impls alone
+    figures = re.findall(r'<figure class="scaling"[^>]*data-op="([^"]*)" data-pass="([^"]*)"', html)
+    assert figures == [("rms_norm", "fwd")]  # the triad is the reference line, not a chart of its own
+    svg = re.search(r'<figure class="scaling".*?(<svg.*?</svg>)', html, re.S).group(1)
+    legend = re.findall(r'<text[^>]*class="legend"[^>]*>(.*?)</text>', svg)
+    assert legend == ["fused.out", "fused", "fallback", "triad"]
 
 
 def test_roofline_strings_are_escaped(tmp_path):
@@ -93,6 +94,5 @@ def test_caption_prefers_the_peers_driver_context_and_names_a_different_cpp_allo
     """make report merges the driver's JSON into crossdev_bench's: its keys arrive as crossdev_peers_*."""
     doc = bench_doc()
     doc["context"]["crossdev_peers_allocator"] = "tcmalloc (/usr/lib/libtcmalloc_minimal.so.4, LD_PRELOAD)"
-    caption = re.search(r"<figcaption>(.*?)</figcaption>", section(tmp_path, doc), re.S).group(1)
     assert ("allocator tcmalloc (/usr/lib/libtcmalloc_minimal.so.4, LD_PRELOAD) "
-            "(crossdev_bench: system (glibc malloc))") in caption
+            "(crossdev_bench: system (glibc malloc))") in section(tmp_path, doc)

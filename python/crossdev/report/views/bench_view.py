@@ -1,27 +1,34 @@
-"""Benchmark charts: a roofline of achieved GB/s against the same-run triad, speedups over the
-fallback, and a table with every figure's spread. Bars are grouped by op case, each labelled with
-the device it actually ran on; a figure whose repetitions vary by more than 5% (CV) is marked noisy."""
-from typing import List, Optional
+"""Benchmark charts: one scaling chart per op and pass (achieved GB/s, or time for an op that reports no
+bytes, against size on a log axis, sizes in numeric order), one line per impl, the same run's STREAM
+triad as the reference line, each point's spread drawn as a whisker and noisy points (CV above 5%)
+hollow; beside it the ratio of the fused kernel to the best other impl at each size. With a baseline
+(`crossdev report --baseline`), bench-gate's flagged benchmarks are drawn on their op's chart. A table
+lists every figure with its spread."""
+import math
+from typing import Dict, List, Optional, Tuple
 
-from crossdev.report.bench import BASELINE_IMPL, IMPL_ORDER, NOISY_CV, TRIAD_OP, BenchKey, BenchTable, build_bench_table
+from crossdev.report.bench import (FUSED_IMPLS, IMPL_ORDER, NOISY_CV, TRIAD_OP, BenchKey, BenchTable, ScalingKey,
+                                   build_bench_table, size_value)
+from crossdev.report.bench_baseline import FLAGGED, comparisons_by_point
 from crossdev.report.views.h import el, fmt_number, join, table
-from crossdev.report.views.svg import COLORS, BarGroup, RangeBar, grouped_hbar_chart
+from crossdev.report.views.svg import COLORS, ScaleLine, ScaleMarker, ScalePoint, scaling_chart
+
+TRIAD_COLOR, RATIO_COLOR = "#24292f", "#0969da"
+PASS_ORDER = ("fwd", "fwd_bwd")  # then any other pass, in name order
 
 
 def _color(impl: str) -> str:
     return COLORS[IMPL_ORDER.index(impl) % len(COLORS) if impl in IMPL_ORDER else len(COLORS) - 1]
 
 
-def _where(board: BenchTable, key: BenchKey) -> str:
+def anchor(key: ScalingKey) -> str:
+    return "scale-" + "-".join(part.replace(" ", "_") for part in (key.runner, key.op, key.dtype, key.device, key.pass_))
+
+
+def _where(board: BenchTable, keys: List[BenchKey]) -> str:
     """Where the figures ran: the entries' own device label (benchmarks never run on a simulated device)."""
-    labels = sorted({board.points[(key, impl)].device_label for impl in board.impls(key)} - {""})
-    return ", ".join(labels) or key.device
-
-
-def _title(board: BenchTable, key: BenchKey) -> str:
-    runners = {k.runner for k in board.keys()}
-    return (f"{key.op} · {key.dtype} · {key.size} · {key.pass_} — {_where(board, key)}"
-            + (f" @ {key.runner}" if len(runners) > 1 else ""))
+    labels = sorted({board.points[(k, impl)].device_label for k in keys for impl in board.impls(k)} - {""})
+    return ", ".join(labels) or keys[0].device
 
 
 def _spread_note(p) -> str:
@@ -33,7 +40,7 @@ def _spread_note(p) -> str:
 def _caption(board: BenchTable) -> List:
     lines = []
     for runner, ctx in sorted(board.contexts.items()):
-        # The peers driver's keys first (merged as crossdev_peers_*): its figures are the roofline's.
+        # The peers driver's keys first (merged as crossdev_peers_*): its figures are the triad's.
         get = lambda key: next((str(ctx[n]) for n in (f"crossdev_peers_{key}", f"crossdev_{key}")  # noqa: E731
                                 if n in ctx), "not recorded")
         cpp = ctx.get("crossdev_allocator")
@@ -45,67 +52,104 @@ def _caption(board: BenchTable) -> List:
     return lines
 
 
-def _roofline(board: BenchTable):
-    groups: List[BarGroup] = []
-    top, top_triad = 0.0, 0.0
-    for key in board.keys():
-        if key.op == TRIAD_OP:
-            continue
-        triad = board.triad_gbps(key)
-        bars = []
-        for impl in board.impls(key):
-            p = board.points[(key, impl)]
-            gbps = p.gbps()
-            if gbps is None:
+def _gbps_fmt(v: float) -> str:
+    return f"{v:.2f} GB/s" if v < 10 else f"{v:.0f} GB/s"
+
+
+def _us_fmt(v: float) -> str:
+    return f"{v:.3g} µs"
+
+
+def _positions(sizes: List[str]) -> List[float]:
+    """x of each size: log2 of its element count, so the axis is logarithmic; evenly spaced when a label is
+    not a size."""
+    values = [size_value(s) for s in sizes]
+    if all(v is not None and v > 0 for v in values):
+        return [math.log2(v) for v in values]
+    return [float(i) for i in range(len(sizes))]
+
+
+def _chart(board: BenchTable, group: ScalingKey, keys: List[BenchKey], flagged: Dict[Tuple[BenchKey, str], object]):
+    sizes = [k.size for k in keys]
+    impls = sorted({i for k in keys for i in board.impls(k)}, key=lambda i: board.impls_order(i))
+    bandwidth = all(board.points[(k, i)].gbps() is not None for k in keys for i in board.impls(k))
+    lines, markers = [], []
+    for impl in impls:
+        points = []
+        for x, key in enumerate(keys):
+            p = board.points.get((key, impl))
+            if p is None:
                 continue
-            lo = p.gbps(p.max_seconds) if p.max_seconds else None  # the slowest repetition: the fewest GB/s
-            hi = p.gbps(p.min_seconds) if p.min_seconds else None
-            share = f", {gbps / triad:.0%} of the triad" if triad else ""
-            bars.append(RangeBar(impl, gbps, _color(impl),
-                                 f"{p.name}: median {gbps:.2f} GB/s (min {fmt_number(lo)}, max {fmt_number(hi)})"
-                                 f"{share}; {_spread_note(p)}; ran on {p.device_label}", lo, hi,
-                                 " · ".join(n for n in ((f"{gbps / triad:.0%} of triad" if triad else ""),
-                                                         ("NOISY" if p.noisy else "")) if n)))
-            top = max(top, gbps)
+            value = p.gbps() if bandwidth else p.seconds * 1e6
+            if bandwidth:
+                lo = p.gbps(p.max_seconds) if p.max_seconds else None  # the slowest repetition: the fewest GB/s
+                hi = p.gbps(p.min_seconds) if p.min_seconds else None
+            else:
+                lo = p.min_seconds * 1e6 if p.min_seconds else None
+                hi = p.max_seconds * 1e6 if p.max_seconds else None
+            fmt = _gbps_fmt if bandwidth else _us_fmt
+            triad = board.triad_gbps(key) if bandwidth else None
+            share = f", {value / triad:.0%} of the triad" if triad else ""
+            points.append(ScalePoint(x, value, f"{p.name}: median {fmt(value)} (spread {fmt_number(lo)}..{fmt_number(hi)})"
+                                               f"{share}; {_spread_note(p)}; ran on {p.device_label}",
+                                     lo, hi, p.noisy))
+            comp = flagged.get((key, impl))
+            if comp is not None and comp["baseline_median_ns"]:
+                base_s = comp["baseline_median_ns"] * 1e-9
+                base = p.gbps(base_s) if bandwidth else base_s * 1e6
+                markers.append(ScaleMarker(x, base, value, "#cf222e" if comp["verdict"] == "regression" else "#1a7f37",
+                                           f"{p.name}: bench-gate {comp['verdict']}: baseline {fmt(base)}, now "
+                                           f"{fmt(value)} ({comp['reason']})",
+                                           f"{impl} {comp['change']:+.0%}"))
+        if points:
+            lines.append(ScaleLine(impl, _color(impl), points))
+    if bandwidth:
+        triad = [ScalePoint(x, board.triad_gbps(k), f"STREAM triad at {k.size}, same run: {board.triad_gbps(k):.2f} GB/s")
+                 for x, k in enumerate(keys) if board.triad_gbps(k)]
         if triad:
-            top_triad = max(top_triad, triad)
-        if bars:
-            groups.append(BarGroup(_title(board, key), bars, triad,
-                                   f"STREAM triad at {key.size}, same run: {triad:.2f} GB/s" if triad else ""))
-    if not groups:
-        return el("p", "No benchmark reports bytes_per_second.", class_="note")
-    # The scale ends at 1.5x the largest triad when there is one (a figure above it ran from cache: its
-    # bar is clipped, its number is not), so one outlier cannot squash every other bar.
-    scale = min(top, 1.5 * top_triad) if top_triad else top
-    chart = grouped_hbar_chart(groups, max(scale, top_triad) * 1.1, lambda v: f"{v:.2f} GB/s" if v < 10 else f"{v:.1f} GB/s",
-                               aria="achieved GB/s of every op and impl against the measured triad")
-    caption = el("figcaption", "Achieved GB/s (compulsory bytes / median time; the whisker spans the fastest and "
-                 "slowest repetition) against the STREAM triad measured in the same process at the same size "
-                 "(dashed red line); the axis ends at 1.5x the largest triad, longer bars are clipped. ", *_caption(board))
-    return el("figure", chart, caption, class_="roofline", id="roofline")
+            lines.append(ScaleLine("triad", TRIAD_COLOR, triad, dashed=True))
+    positions = _positions(sizes)
+    what = "achieved GB/s" if bandwidth else "median time per call"
+    main = scaling_chart(sizes, positions, lines, _gbps_fmt if bandwidth else _us_fmt, log_y=True,
+                         markers=markers, aria=f"{group.op} {group.pass_}: {what} against size")
+    ratios = []
+    for x, key in enumerate(keys):
+        r = board.fused_ratio(key)
+        if r is not None:
+            ratio, fused, best = r
+            noisy = board.points[(key, fused)].noisy or board.points[(key, best)].noisy
+            ratios.append(ScalePoint(x, ratio, f"{key.size}: {fused} is {ratio:.2f}x the speed of the best other impl "
+                                               f"({best}){' — NOISY' if noisy else ''}", noisy=noisy))
+    side = None
+    if ratios:
+        side = scaling_chart(sizes, positions, [ScaleLine("fused / best peer", RATIO_COLOR, ratios)],
+                             lambda v: f"{v:.3g}x", log_y=True, ref=1.0, ref_label="as fast as the best peer", width=300,
+                             legend=False, aria=f"{group.op} {group.pass_}: fused against the best other impl")
+    title = f"{group.op} · {group.dtype} · {group.pass_} — {_where(board, keys)}" + (
+        f" @ {group.runner}" if len({k.runner for k in board.keys()}) > 1 else "")
+    return el("figure", el("figcaption", el("strong", title), f" — {what}"), el("div", main, side, class_="scaling-pair"),
+              class_="scaling", id=anchor(group), data_op=group.op,
+              data_pass=group.pass_, data_sizes=" ".join(sizes))
 
 
-def _speedups(board: BenchTable):
-    groups: List[BarGroup] = []
-    top = 1.0
-    for key in board.keys():
-        base = board.points.get((key, BASELINE_IMPL))
-        bars = []
-        for impl in board.impls(key):
-            s = board.speedup(key, impl)
-            if s is None or impl == BASELINE_IMPL:
-                continue
-            p = board.points[(key, impl)]
-            noisy = p.noisy or (base is not None and base.noisy)
-            bars.append(RangeBar(impl, s, _color(impl), f"{impl}: {s:.2f}x the {BASELINE_IMPL} speed (medians); "
-                                 f"{impl} {_spread_note(p)}, {BASELINE_IMPL} {_spread_note(base)}",
-                                 note="NOISY" if noisy else ""))
-            top = max(top, s)
-        if bars:
-            groups.append(BarGroup(_title(board, key), bars, 1.0, f"{BASELINE_IMPL} = 1x"))
-    if not groups:
-        return el("p", f"No benchmark pairs an impl with its {BASELINE_IMPL}.", class_="note")
-    return grouped_hbar_chart(groups, top * 1.1, lambda v: f"{v:.2f}x", aria=f"speedup over {BASELINE_IMPL}")
+def _scaling(board: BenchTable, report):
+    by_point = comparisons_by_point(report, board)
+    flagged = {where: comp for where, comp in by_point.items() if comp["verdict"] in FLAGGED}
+    groups = board.scaling_groups()
+    ordered = sorted((g for g in groups if g.op != TRIAD_OP),
+                     key=lambda g: (g.runner, g.op, g.dtype, g.device,
+                                    PASS_ORDER.index(g.pass_) if g.pass_ in PASS_ORDER else len(PASS_ORDER), g.pass_))
+    figures = [_chart(board, g, groups[g], flagged) for g in ordered]
+    if not figures:
+        return el("p", "No benchmark to chart.", class_="note")
+    note = el("p", "Left: achieved GB/s (compulsory bytes / median time), or the median time per call for an op that "
+                   "reports no bytes, against the size (elements; both axes logarithmic), one line per impl; dashed: "
+                   "the STREAM triad measured in the same process at the same size. Whiskers span the fastest and "
+                   f"slowest repetition; hollow points are noisy (CV > {NOISY_CV:.0%}). Right: the fastest other "
+                   f"impl's time / the {' (else '.join(FUSED_IMPLS)}) time at each size (above 1: the fused kernel is "
+                   "faster). With --baseline, a square marks the baseline's figure of each benchmark bench-gate "
+                   "flags, joined to this run's.", class_="note")
+    return join([note, *figures, *_caption(board)])
 
 
 def _ms(seconds: Optional[float]) -> str:
@@ -133,6 +177,5 @@ def render(report):
     board = build_bench_table(report)
     if board is None:
         return None
-    return join([el("h3", "Roofline: achieved bandwidth against the same-run triad"), _roofline(board),
-                 el("h3", f"Speedup over {BASELINE_IMPL}"), _speedups(board),
-                 el("h3", "Every figure with its spread"), _table(board)])
+    return join([el("h3", "Scaling: each op against size, every impl, the same-run triad"), _scaling(board, report),
+                 el("details", el("summary", "Every figure with its spread"), _table(board))])

@@ -74,7 +74,7 @@ def failure_class(case) -> str:
 
 
 def expectations_path(case) -> Path:
-    """The engine's rule (suites/opinfo_suite.cpp expectations_path)."""
+    """The engine's rule (engine/suites/expectation_files.cpp expectations_path)."""
     return Path(case["file"]).parent / "expectations" / "opinfo" / f"{case_kind(case)}.yaml"
 
 

@@ -22,8 +22,8 @@ Which YAML files are matrices (collected as items), and nothing else:
     ini file's folder (the rootdir without one): ``crossdev_matrices = checks/device_rows``, or
     ``pytest -o crossdev_matrices=mine``. They are collected wherever pytest's collection reaches
     them (``pytest`` with no argument walks the rootdir).
-A folder reached only by walking (``pytest tests/`` finding ``tests/data/config.yaml`` or even
-``tests/matrices/``) is never a catalog, so a project's own YAML files are left alone.
+A folder reached only by walking (``pytest checks/`` finding ``checks/data/config.yaml`` or even
+``checks/matrices/``) is never a catalog, so a project's own YAML files are left alone.
 
 Every case of the C++ catalog is one item, with the case id `crossdev run` reports
 (``ops.modulate/cuda/float32/odd_tail/fused``): collection asks the engine for its plan

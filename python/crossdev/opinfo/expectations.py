@@ -2,7 +2,7 @@
 runs (a case expected to crash the process or hang is not started). The engine loads the files, keeps
 the entries that apply on this host (real or simulated) and hands them over in file order as
 request["expectations"] = {kind: [{match, status, reason, where}]}; `xfail` entries the engine applies
-to the case's result itself (engine/suites/case_expectations.h). The first matching entry wins."""
+to the case's result itself (engine/suites/expectation_files.h, apply_xfail). The first matching entry wins."""
 from __future__ import annotations
 
 import fnmatch

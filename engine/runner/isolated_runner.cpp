@@ -106,6 +106,7 @@ long read_worker(Worker& w, const IsolationOptions& opt, const ResultCallback& e
           flush_row();
           done = true;
         } else if (auto r = case_from(event)) {
+          if (r->id.empty()) r->id = "row #" + std::to_string(current) + "/(unnamed case)";  // malformed: still counted
           row_cases.push_back(std::move(*r));
         } else if (auto e = oplog_from(event)) {
           manager::OpLog::global().record(std::move(*e));

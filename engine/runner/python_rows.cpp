@@ -117,7 +117,7 @@ std::vector<CaseResult> run_python_row(const Row& row, const Suite& suite, const
             current_id = event.body.string_or("id");
           } else if (auto r = case_from(event)) {
             CaseResult c = result_for(row, suite);  // the row's bookkeeping is the engine's
-            c.id = r->id;
+            c.id = r->id.empty() ? current_id : r->id;  // a malformed event without an id: the running case
             c.status = r->status;
             c.device = r->device;
             c.execution = r->execution;

@@ -79,7 +79,28 @@ std::optional<CaseResult> case_from(const WorkerEvent& e) {
   const Value* id = b.find("id");
   const auto status = status_named(b.string_or("status"));  // by name (case_statuses.json): never an ordinal
   const auto execution = execution_named(b.string_or("execution"));
-  if (!id || !id->is(Value::Type::String) || !status || !execution) return std::nullopt;
+  const Value* data = b.find("data");
+  // A case event the engine cannot read is that case's `error` (lit's UNRESOLVED), never dropped: the id as
+  // the event gives it ("" when it gives none: the caller names the running case).
+  std::string malformed;
+  if (!id || !id->is(Value::Type::String))
+    malformed = "no string id";
+  else if (!status)
+    malformed = "unknown status '" + b.string_or("status") + "'";
+  else if (!execution)
+    malformed = "unknown execution '" + b.string_or("execution") + "'";
+  else if (data && !data->is(Value::Type::Object))  // written verbatim into the bundle: only an object keeps its structure
+    malformed = "data that is no object";
+  if (!malformed.empty()) {
+    CaseResult r;
+    r.id = id && id->is(Value::Type::String) ? id->string : "";
+    r.status = Status::Error;
+    r.execution = Execution::NotRun;
+    r.message = "unresolved: the worker's case event has " + malformed +
+                " (docs/python-worker.md; python/crossdev/case_statuses.json names the statuses and executions)";
+    r.details.emplace_back("malformed_event", malformed);
+    return r;
+  }
   CaseResult r;
   r.id = id->string;
   r.row_id = member_string(b, "row_id");
@@ -99,11 +120,7 @@ std::optional<CaseResult> case_from(const WorkerEvent& e) {
   if (const Value* d = b.find("details"); d && d->is(Value::Type::Object))
     for (const auto& [k, v] : d->members)
       if (v.is(Value::Type::String)) r.details.emplace_back(k, v.string);
-  if (const Value* data = b.find("data")) {
-    // Written verbatim into the bundle: anything but an object would break its structure.
-    if (!data->is(Value::Type::Object)) return std::nullopt;
-    r.data_json = e.text_of("data");
-  }
+  if (data) r.data_json = e.text_of("data");
   return r;
 }
 

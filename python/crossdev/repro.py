@@ -114,6 +114,10 @@ def load_record(bundle_path: str, case_id: str) -> tuple[dict, dict]:
         return case, record
     if "repro" in details:
         raise BadInput(f"{bundle_path}: case '{case_id}': {details['repro']}")
+    if "random_ops" in details or "distribution" in details:
+        raise BadInput(f"{bundle_path}: case '{case_id}' is a random op's, judged by the law of its draws "
+                       f"({details.get('random_ops', 'random ops')}), not by one sample's values: no script compares "
+                       "it (expected a case compared value by value; docs/repro.md)")
     installed = _installed_torch()
     if bundle_torch and installed and _base(bundle_torch) != _base(installed):
         raise BadInput(f"{bundle_path}: case '{case_id}' has no exported sample and the bundle is from torch "
@@ -182,6 +186,20 @@ def _value_source(node, large: bool) -> str:
     if key == "ellipsis":
         return "..."
     raise BadInput(f"unexpected record node {key!r}")
+
+
+def _sample_tensor_count(structure) -> int:
+    def count(node):
+        if isinstance(node, dict) and len(node) == 1:
+            (key, v), = node.items()
+            if key == "tensor":
+                return 1
+            if key in ("tuple", "list"):
+                return sum(count(x) for x in v)
+            if key == "dict":
+                return sum(count(x) for _, x in v)
+        return 0
+    return sum(count(structure[k]) for k in ("input", "args", "kwargs"))
 
 
 def _callable_source(text: str, name: str) -> tuple[str, str]:
@@ -254,6 +272,7 @@ if DEVICE_ARG.split(":")[0] == "xla":
 CHECK, VARIANT, KIND = {record["check"]!r}, {record["variant"]!r}, {record["kind"]!r}
 RTOL, ATOL = {record["rtol"]!r}, {record["atol"]!r}
 SEED = {record["seed"]!r}
+N_SAMPLE_TENSORS = {_sample_tensor_count(s)}  # forward: the sample's tensors are compared after the call too
 # the numerics switches the case ran with (crossdev's parity mode turns TF32 off on cuda)
 torch.backends.cuda.matmul.allow_tf32 = {record["tf32"]["matmul"]!r}
 torch.backends.cudnn.allow_tf32 = {record["tf32"]["cudnn"]!r}
@@ -274,8 +293,9 @@ def _complex(values, real_dtype, shape, requires_grad):
 
 {call_defs}{process_defs}
 def sample(device):
-    """The sample on `device`: (input, args, kwargs); CPU tensors moved with .to(), requires_grad kept."""
-    moved = [t.detach().to(device).requires_grad_(t.requires_grad) for t in T]
+    """The sample on `device`: (input, args, kwargs), fresh copies (an op may update its inputs in place),
+    requires_grad kept."""
+    moved = [t.detach().clone().to(device).requires_grad_(t.requires_grad) for t in T]
     return _with(moved)
 
 
@@ -332,8 +352,9 @@ def run(device):
     torch.manual_seed(SEED)
     inp, args, kwargs = sample(device)
     result = process(call(inp, args, kwargs, device))
-    if CHECK == "forward":
-        return [t.detach().to("cpu") if isinstance(t, torch.Tensor) else t for t in flatten(result)]
+    if CHECK == "forward":  # the outputs, then the sample's tensors after the call (an op updates some in place)
+        values = flatten(result) + [t for t in flatten((inp, args, kwargs)) if isinstance(t, torch.Tensor)]
+        return [t.detach().to("cpu") if isinstance(t, torch.Tensor) else t for t in values]
     outs = [t for t in flatten(result) if isinstance(t, torch.Tensor) and t.requires_grad]
     inputs = [t for t in flatten((inp, args, kwargs)) if isinstance(t, torch.Tensor) and t.requires_grad]
     grad_outputs = {grads_src}
@@ -370,7 +391,9 @@ def main():
         return 1
     failed = 0
     for i, (a, e) in enumerate(zip(actual, expected)):
-        label = ("output" if CHECK == "forward" else "grad") + f"[{{i}}]"
+        outputs = len(actual) - N_SAMPLE_TENSORS if CHECK == "forward" else len(actual)
+        label = f"input {{i - outputs}} after the call" if i >= outputs else \
+            ("output" if CHECK == "forward" else "grad") + f"[{{i}}]"
         if isinstance(a, torch.Tensor) and isinstance(e, torch.Tensor):
             try:
                 torch.testing.assert_close(a, e, rtol=RTOL, atol=ATOL, equal_nan=True)

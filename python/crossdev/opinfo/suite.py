@@ -334,7 +334,7 @@ def _run_samples(op, case, row, device, device_type, dtype, check, variant, tol,
                     case["details"].pop("repro_sample_file", None)
                     case["details"].pop("repro", None)
                     used = tf32_tol if (tf32_tol is not None and o.tf32_ops) else tol
-                    _record_repro(op, case, index, golden_sample, variant, check, used,
+                    _record_repro(op, case, index, getattr(o, "pristine_sample", None) or golden_sample, variant, check, used,
                                   o.kept.grad_outputs if o.kept is not None else [], seed + index)
     case["metrics"] = {"samples": found.compared, "failing_samples": len(found.failing), "max_abs": worst.max_abs,
                        "max_rel": worst.max_rel, "max_ulp": worst.max_ulp}

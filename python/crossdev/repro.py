@@ -37,6 +37,19 @@ def command_for(bundle: str, case_id: str) -> str:
     return f"crossdev repro {quote(str(bundle))} {quote(case_id)}"
 
 
+HIDDEN_DETAILS = ("repro_sample", "reproduce")  # what a report leaves out of a case's details (a record, not a reason)
+
+
+def reproduce_line(case, bundle: str | None) -> str:
+    """'' or the line a failure text shows: the command, or why there is no script."""
+    details = case.get("details") or {}
+    if case.get("status") not in REPRODUCIBLE or case.get("suite", "opinfo") != "opinfo":
+        return ""
+    if "repro_sample" in details or "repro_sample_file" in details:
+        return command_for(bundle or "BUNDLE", case.get("id", ""))
+    return details.get("repro", "")
+
+
 def has_record(case) -> bool:
     details = case.get("details") or {}
     return case.get("status") in REPRODUCIBLE and ("repro_sample" in details or "repro_sample_file" in details)

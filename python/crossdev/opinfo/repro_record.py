@@ -245,6 +245,7 @@ def store(case, record) -> None:
     import torch
 
     details = case["details"]
+    details["reproduce"] = f"crossdev repro BUNDLE '{case['id']}' (BUNDLE: this run's --out; docs/repro.md)"
     nbytes = sum(t.numel() * t.element_size() for t in record["tensors"])
     if nbytes <= INLINE_BYTES:
         doc = dict(record, tensors=[tensor_doc(t) for t in record["tensors"]])
@@ -252,6 +253,7 @@ def store(case, record) -> None:
         return
     export = os.environ.get(EXPORT_ENV)
     if not export:
+        details.pop("reproduce")
         details["repro"] = (f"the failing sample's tensors ({nbytes} bytes) are larger than a bundle records "
                             f"inline ({INLINE_BYTES}): rerun with `crossdev run --export-samples DIR` to record them")
         return

@@ -333,6 +333,7 @@ def _run_samples(op, case, row, device, device_type, dtype, check, variant, tol,
                     case["details"].pop("repro_sample", None)
                     case["details"].pop("repro_sample_file", None)
                     case["details"].pop("repro", None)
+                    case["details"].pop("reproduce", None)
                     used = tf32_tol if (tf32_tol is not None and o.tf32_ops) else tol
                     _record_repro(op, case, index, getattr(o, "pristine_sample", None) or golden_sample, variant, check, used,
                                   o.kept.grad_outputs if o.kept is not None else [], seed + index)

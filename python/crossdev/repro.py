@@ -21,6 +21,7 @@ from pathlib import Path
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 REPRODUCIBLE = ("fail", "error", "xfail")
+SUITES = ("opinfo", "models")
 LITERAL_ELEMENTS = 4096  # more elements than this in a sample: its tensors go to a .pt file beside the script
 SCRIPT_NAME, TENSORS_NAME = "repro.py", "repro_tensors.pt"
 # the device type's Python package a script imports before it names the device (crossdev/runtimes.py's kinds)
@@ -43,7 +44,7 @@ HIDDEN_DETAILS = ("repro_sample", "reproduce")  # what a report leaves out of a 
 def reproduce_line(case, bundle: str | None) -> str:
     """'' or the line a failure text shows: the command, or why there is no script."""
     details = case.get("details") or {}
-    if case.get("status") not in REPRODUCIBLE or case.get("suite", "opinfo") != "opinfo":
+    if case.get("status") not in REPRODUCIBLE or case.get("suite", "opinfo") not in SUITES:
         return ""
     if "repro_sample" in details or "repro_sample_file" in details:
         return command_for(bundle or "BUNDLE", case.get("id", ""))
@@ -91,9 +92,10 @@ def load_record(bundle_path: str, case_id: str) -> tuple[dict, dict]:
             f"it is {status}: {case.get('message', '')[:200]}"
         raise BadInput(f"{bundle_path}: case '{case_id}' is {status}, {why} "
                        f"(expected a case that failed or errored{'' if status != 'crash' else '; crash cases: see docs/repro.md'})")
-    if case.get("suite") != "opinfo":
+    if case.get("suite") not in SUITES:
         raise BadInput(f"{bundle_path}: case '{case_id}' is of the {case.get('suite')} suite: `crossdev repro` writes "
-                       "scripts for opinfo cases (expected an opinfo case; docs/repro.md, \"What is not covered\")")
+                       f"scripts for {' and '.join(SUITES)} cases (expected one of those; docs/repro.md, "
+                       "\"What is not covered yet\")")
     details = case.get("details") or {}
     bundle_torch = bundle.target.get("libtorch_version", "")
     if "repro_sample" in details:
@@ -193,7 +195,7 @@ def _value_source(node, large: bool) -> str:
     if key == "attr":
         return v
     if key == "device":
-        return "torch.device(DEVICE_ARG)" if v != "cpu" else "torch.device('cpu')"
+        return "torch.device(device)"  # a device argument names the side's own device
     if key == "slice":
         return "slice(" + ", ".join(_value_source(x, large) for x in v) + ")"
     if key == "ellipsis":
@@ -254,14 +256,21 @@ def script_text(case: dict, record: dict, bundle_path: str, device: str, tensors
     process_defs, process = _callable_source(record["process"], "process") if record.get("process") else ("", "")
     kind = record["device_kind"].split("@")[0]
     package = DEVICE_PACKAGES.get(kind)
+    if case.get("suite") == "models":
+        what = (f"The case: model {(case.get('details') or {}).get('model', '?')}, {record['dtype']}; its first divergence "
+                f"{(case.get('details') or {}).get('first_divergence', '?')} ({record['op']}): that op alone, called "
+                "with the CPU golden's inputs to it (teacher forced), exact values")
+    else:
+        what = (f"The case: {record['op']} ({record['check']}, variant {record['variant']}, {record['dtype']}), op_db "
+                f"sample {record['sample']},\nmade on {record['device'] or kind} and copied to the CPU; these are its "
+                "exact values")
     header = f'''#!/usr/bin/env python3
 """Reproduces crossdev case {case["id"]}
 (bundle {os.path.basename(bundle_path)}; `crossdev repro`, docs/repro.md). Needs only torch{f" and {package}" if package else ""}.
 
 crossdev's verdict: {case["status"]}: {case.get("message", "")[:600]}
 
-The case: {record["op"]} ({record["check"]}, variant {record["variant"]}, {record["dtype"]}), op_db sample {record["sample"]},
-made on {record["device"] or kind} and copied to the CPU; these are its exact values. The call is {call.splitlines()[0][:120]}
+{what}. The call is {call.splitlines()[0][:120]}
 {"with op_db's output_process_fn_grad applied to both results" if process else ""}. Tolerance: rtol={record["rtol"]!r},
 atol={record["atol"]!r} ({record["tolerance_source"]}), torch.testing.assert_close with equal_nan=True.
 Recorded with torch {record["torch"]}.
@@ -309,10 +318,10 @@ def sample(device):
     """The sample on `device`: (input, args, kwargs), fresh copies (an op may update its inputs in place),
     requires_grad kept."""
     moved = [t.detach().clone().to(device).requires_grad_(t.requires_grad) for t in T]
-    return _with(moved)
+    return _with(moved, device)
 
 
-def _with(T):
+def _with(T, device):
     return {sample_src}
 
 

@@ -157,12 +157,14 @@ def culprit(layers, calls):
 
 
 def first_op(call, models, device, phase):
-    """(op name, detail) of the first ATen op in the call whose output is out of tolerance, or (None, why)."""
+    """(op name, detail) of the first ATen op in the call whose output is out of tolerance, or (None, why).
+    first_op.repro: that op's overload and the golden's inputs to it (for `crossdev repro`), or None."""
     import torch
+    first_op.repro = None
     recorded = {}
     for side, model, where, dtype in (("device", models.device, device, None), ("golden", models.golden, "cpu", None),
                                       ("reference", models.reference, "cpu", torch.float64)):
-        recorder = OpRecorder()
+        recorder = OpRecorder(keep_inputs=side == "golden")  # the golden's op inputs: `crossdev repro`
         module = _module(model, call.path)
         if phase == "forward":
             args, kwargs = convert(call.args, where, dtype), convert(call.kwargs, where, dtype)
@@ -180,6 +182,10 @@ def first_op(call, models, device, phase):
             z = r.outputs[j] if r is not None and j < len(r.outputs) else None
             verdict = judge(x, y, z)
             if not verdict.passed:
+                from crossdev import parity
+                rule = parity.compare(x.detach().cpu(), y.detach().cpu())  # the dtype's tolerance (rule 1)
+                first_op.repro = {"func": g.func, "inputs": g.inputs, "index": i, "output": j, "phase": phase,
+                                  "rtol": float(rule["rtol"]), "atol": float(rule["atol"])}
                 return d.name, f"op #{i} {d.name} output {j}: {verdict.describe()}"
     if len(device_ops) != len(golden_ops):  # one side ran more ops: the first extra one
         n = min(len(device_ops), len(golden_ops))
@@ -196,4 +202,6 @@ def localise(phase, calls, device_calls, models, device):
     if layer is None:
         return None, layers
     op, op_detail = first_op(calls[layer.call_index], models, device, phase)
-    return Divergence(phase, layer.path, op, f"own error {layer.detail}; {op_detail}"), layers
+    divergence = Divergence(phase, layer.path, op, f"own error {layer.detail}; {op_detail}")
+    divergence.repro = first_op.repro  # not a field: the result's asdict leaves it out
+    return divergence, layers

@@ -276,3 +276,36 @@ def record(op, case, index, cpu_sample, variant, check, tol, grad_outputs, seed,
         details["repro"] = f"no standalone script: {e}"
     except Exception as e:  # noqa: BLE001  a record is evidence for later: it never changes the case's verdict
         details["repro"] = f"no standalone script: recording the sample raised {type(e).__name__}: {str(e)[:200]}"
+
+
+def record_model_op(case, repro, seed=0) -> None:
+    """A models case's first divergent ATen op (localise.first_op) with the CPU golden's inputs to it, as the
+    same record: the script calls torch.ops.<op> on both sides (docs/repro.md, "Models cases")."""
+    import torch
+
+    details = case["details"]
+    try:
+        if repro is None or repro.get("func") is None:
+            raise Unrecordable("localisation named no single ATen op out of tolerance")
+        args, kwargs = repro["inputs"]
+        if not args:
+            raise Unrecordable(f"{repro['func']} was called without positional arguments")
+        enc = _Encoder()
+        structure = {"input": enc.value(args[0]), "args": enc.value(tuple(args[1:])), "kwargs": enc.value(dict(kwargs)),
+                     "grad_outputs": enc.value([])}
+        record = {"schema": SCHEMA, "version": VERSION, "case": case["id"], "kind": "mismatch",
+                  "op": f"aten op #{repro['index']} of the first divergent module {details.get('first_divergence', '')} "
+                        f"({repro['phase']})", "sample": repro["index"], "check": "forward", "variant": "function",
+                  "call": "torch.ops." + str(repro["func"]), "process": None,
+                  "device_kind": details["device_kind"], "device": str(case.get("device", "")), "dtype": details["dtype"],
+                  "rtol": repro["rtol"], "atol": repro["atol"],
+                  "tolerance_source": "crossdev per-dtype table (the models suite's first rule; its float64 rule "
+                                      "only forgives, and the case failed it too)",
+                  "tf32": {"matmul": bool(torch.backends.cuda.matmul.allow_tf32),
+                           "cudnn": bool(torch.backends.cudnn.allow_tf32)},
+                  "seed": seed, "torch": torch.__version__, "structure": structure, "tensors": enc.tensors}
+        store(case, record)
+    except Unrecordable as e:
+        details["repro"] = f"no standalone script: {e}"
+    except Exception as e:  # noqa: BLE001  evidence for later: never the case's verdict
+        details["repro"] = f"no standalone script: recording the op raised {type(e).__name__}: {str(e)[:200]}"

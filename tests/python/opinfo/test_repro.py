@@ -7,6 +7,8 @@ What is proved here, and how:
   it exits 0, so the 1 is the mutant's. sim is crossdev's simulated backend: the launcher below (the one hook)
   registers it and loads the mutant before it runs the script as __main__; the script's own code is the same
   file the CPU run executed (no crossdev in it);
+- a models case (the DiT block with the test-only wrong aten::gelu of tests/model_faults): the script is the first
+  divergent module's first ATen op out of tolerance, called alone with the CPU golden's inputs to it; the same proof;
 - bad input (a case not in the bundle, a case that passed, a bundle from another torch without the case's
   recorded sample, a file that is no bundle) exits 2 naming the file and what was expected.
 """
@@ -17,7 +19,7 @@ import sys
 
 import pytest
 
-from conftest import requires_sim
+from conftest import ROOT, requires_sim
 
 pytestmark = requires_sim
 
@@ -182,3 +184,22 @@ def test_bad_input_exits_2_naming_the_file_and_what_was_expected(mutant_run, cli
     proc = cli("repro", junk, "x", "--out", tmp_path / "d")
     assert proc.returncode == 2 and str(junk) in proc.stderr and "not valid JSON" in proc.stderr, proc.stderr
     assert cli("repro", bundle).returncode == 2, "a missing CASE_ID is a usage error"
+
+
+def test_a_models_case_script_is_the_first_divergent_op_with_the_goldens_inputs(cli, tmp_path, built_library):
+    (tmp_path / "mm.yaml").write_text(
+        "suite: models\ncases:\n  - {id: t.dit, source: \"issue 51\", intent: \"repro\", "
+        "model: \"crossdev_examples.dit:tiny_dit_block\", devices: [mps], dtypes: [float32]}\n")
+    fault = built_library("crossdev_test_model_fault_gelu_forward")
+    bundle = tmp_path / "bm.json"
+    proc = cli("run", "--matrix", tmp_path / "mm.yaml", "--simulate", "mps", "--out", bundle,
+               "--import", ROOT / "examples" / "models", "--load-library", fault)
+    case = json.loads(bundle.read_text())["cases"][0]
+    assert case["status"] == "fail" and case["details"]["first_divergence_op"] == "aten::gelu", (case, proc.stderr[-2000:])
+    assert cli("repro", bundle, case["id"], "--out", tmp_path / "s").returncode == 0
+    script = tmp_path / "s" / "repro.py"
+    assert "fn = torch.ops.aten.gelu.default" in script.read_text()
+    assert run_isolated(script).returncode == 0
+    bad = run_on_sim(script, "mps-like", [fault])
+    assert bad.returncode == 1 and "FAIL:" in bad.stdout, bad.stdout[-2000:] + bad.stderr[-2000:]
+    assert run_on_sim(script, "mps-like", []).returncode == 0

@@ -88,15 +88,20 @@ def torch_path(fn) -> str | None:
 
 def _lambda_text(fn) -> str:
     """A lambda's own text out of the lines inspect finds for it (often the middle of a call: `op=lambda x: ...,`)."""
-    lines, _ = inspect.getsourcelines(fn)
+    import linecache
+    path, first = inspect.getsourcefile(fn), fn.__code__.co_firstlineno
+    # inspect's own lines stop at the first line of a lambda whose body goes on below: read on (at most 30 lines)
+    lines = [linecache.getline(path, n) for n in range(first, first + 30)] if path else inspect.getsourcelines(fn)[0]
     text = textwrap.dedent("".join(lines))
     argnames = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
     for start in [m.start() for m in re.finditer(r"\blambda\b", text)]:
         tail = text[start:]
         for end in range(len(tail), 0, -1):
             piece = tail[:end]
-            try:
-                node = ast.parse(piece.strip(), mode="eval").body
+            if piece[-1:].isspace():
+                continue
+            try:  # in parentheses: a body on the next line parses
+                node = ast.parse("(" + piece.strip() + ")", mode="eval").body
             except SyntaxError:
                 continue
             if isinstance(node, ast.Tuple) and node.elts:  # `lambda x: f(x),`: the lambda is the tuple's first
@@ -114,15 +119,23 @@ def source_of(fn, what: str) -> str:
     """Source text that evaluates (with `torch` imported) to a function doing what `fn` does: a path under
     torch, a self-contained lambda, or a self-contained function definition followed by a last line
     `#crossdev-def NAME` (the script emits the definition, then uses NAME)."""
+    import functools
+
+    import torch
+    if isinstance(fn, torch._ops.OpOverload):  # aten.slice.Tensor
+        return "torch.ops." + str(fn)
+    if isinstance(fn, functools.partial) and not fn.args:  # partial(F.hardsigmoid, inplace=True)
+        inner = source_of(fn.func, what)
+        if DEF_MARK not in inner and all(isinstance(v, (bool, int, float, str, type(None))) for v in fn.keywords.values()):
+            bound = ", ".join(f"{k}={v!r}" for k, v in fn.keywords.items())
+            return f"(lambda *args, **kwargs: ({inner})(*args, **kwargs, {bound}))"
     path = torch_path(fn)
     if path:
         return path
     code = getattr(fn, "__code__", None)
     if code is None:
         raise Unrecordable(f"{what} {fn!r} is neither a function nor found under torch")
-    if code.co_freevars:
-        raise Unrecordable(f"{what} {fn.__module__}.{fn.__qualname__} is a closure over "
-                           f"{', '.join(code.co_freevars)}: its values are not recorded")
+    closure = _closure_lines(fn, what)  # raises for a value no script can spell
     try:
         if fn.__name__ == "<lambda>":
             text = _lambda_text(fn)
@@ -137,12 +150,55 @@ def source_of(fn, what: str) -> str:
     bound |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     bound |= {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
     free = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - bound
+    free -= set(code.co_freevars)
     foreign = sorted(n for n in free if n != "torch" and not hasattr(builtins, n))
+    aliases = {}  # `F` for torch.nn.functional, `np`-free: a module of torch under another name
+    for n in foreign:
+        value = getattr(fn, "__globals__", {}).get(n)
+        if inspect.ismodule(value) and value.__name__.split(".")[0] == "torch":
+            aliases[n] = value.__name__
+    foreign = [n for n in foreign if n not in aliases]
     if foreign:
         raise Unrecordable(f"{what} {fn.__module__}.{fn.__qualname__} uses {', '.join(foreign)} of op_db's module")
-    if fn.__name__ == "<lambda>":
-        return text
-    return ast.unparse(tree) + f"\n{DEF_MARK}{fn.__name__}"
+    if fn.__name__ == "<lambda>" and not closure:
+        if not aliases:
+            return text
+        bound = ", ".join(f"{n}={module}" for n, module in sorted(aliases.items()))
+        return f"(lambda {bound}: {text})()"
+    imports = [f"import {module} as {n}" for n, module in sorted(aliases.items())]
+    if not closure:
+        return "\n".join(imports + [ast.unparse(tree)]) + f"\n{DEF_MARK}{fn.__name__}"
+    # a closure: its values bound in a maker function that returns it
+    maker = f"_make_{re.sub(r'[^A-Za-z0-9_]', '_', fn.__qualname__)}"
+    body = imports + closure + ([f"return {text}"] if fn.__name__ == "<lambda>" else
+                                [ast.unparse(tree), f"return {fn.__name__}"])
+    return f"def {maker}():\n" + textwrap.indent("\n".join(body), "    ") + f"\n{DEF_MARK}{maker}()"
+
+
+def _closure_lines(fn, what) -> list:
+    """Statements that bind a closure's free variables to their values: literals, or functions spelled by
+    source_of; Unrecordable for anything else."""
+    lines = []
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            raise Unrecordable(f"{what} {fn.__qualname__}: its free variable {name} is unbound") from None
+        if value is None or isinstance(value, (bool, int, float, str)) or (
+                isinstance(value, tuple) and all(isinstance(v, (bool, int, float, str, type(None))) for v in value)):
+            lines.append(f"{name} = {value!r}")
+            continue
+        if callable(value):
+            inner = source_of(value, f"{what}'s {name}")
+            if DEF_MARK in inner:
+                body, _, expr = inner.rpartition(DEF_MARK)
+                lines += body.rstrip().splitlines() + [f"{name} = {expr.strip()}"]
+            else:
+                lines.append(f"{name} = {inner}")
+            continue
+        raise Unrecordable(f"{what} {fn.__module__}.{fn.__qualname__} is a closure over {name}, "
+                           f"a {type(value).__name__}: its value has no source form")
+    return lines
 
 
 # ------------------------------------------------------------------------------------------------ the values

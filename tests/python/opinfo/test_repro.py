@@ -203,3 +203,37 @@ def test_a_models_case_script_is_the_first_divergent_op_with_the_goldens_inputs(
     bad = run_on_sim(script, "mps-like", [fault])
     assert bad.returncode == 1 and "FAIL:" in bad.stdout, bad.stdout[-2000:] + bad.stderr[-2000:]
     assert run_on_sim(script, "mps-like", []).returncode == 0
+
+
+def test_op_dbs_callables_are_spelled_as_source_that_does_the_same():
+    """The call and output_process_fn_grad as the script spells them: a partial (hardsigmoid's in-place form), a
+    lambda whose body is on the next line (leaky_relu's), and closures over functions (svd's fn_U)."""
+    import torch
+    from torch.testing._internal.common_methods_invocations import op_db
+    from torch.utils._pytree import tree_flatten
+    from crossdev import repro
+    from crossdev.opinfo import repro_record
+
+    def spelled(fn):
+        defs, expr = repro._callable_source(repro_record.source_of(fn, "test"), "test")
+        namespace = {"torch": torch}
+        exec(defs, namespace)  # noqa: S102  (the generated script's own definitions)
+        return eval(expr, namespace)  # noqa: S307
+
+    ops = {op.name: op for op in op_db}
+    x = torch.randn(4, 4)
+    for name in ("nn.functional.hardsigmoid", "nn.functional.leaky_relu"):
+        a, b = x.clone(), x.clone()
+        spelled(ops[name].inplace_variant)(a)
+        ops[name].inplace_variant(b)
+        assert torch.equal(a, b) and not torch.equal(a, x), name
+    checked = 0
+    for sample in ops["linalg.svd"].sample_inputs("cpu", torch.float32):
+        fn = sample.output_process_fn_grad
+        result = ops["linalg.svd"](sample.input, *sample.args, **sample.kwargs)
+        mine, theirs = tree_flatten(spelled(fn)(result))[0], tree_flatten(fn(result))[0]
+        assert len(mine) == len(theirs) and all(torch.equal(m, t) for m, t in zip(mine, theirs))
+        checked += 1
+    assert checked >= 3
+    with pytest.raises(repro_record.Unrecordable, match="wrapper_set_seed"):
+        repro_record.source_of(ops["uniform"].op, "the op's callable")

@@ -7,6 +7,7 @@
     crossdev bench-gate ...                benchmark regressions against a baseline
     crossdev diff A B                      are two runs the same apart from timings, ids and places?
     crossdev expectations accept BUNDLE... the opinfo expectation files, rewritten from runs
+    crossdev repro BUNDLE CASE_ID          a standalone torch-only script that reproduces a failing case
 
 Every subcommand has --help. Exit codes: 0 success, 1 a conformance (or gate) failure, 2 bad input.
 The Python subcommands import neither torch nor the compiled core.
@@ -39,6 +40,7 @@ SUBCOMMANDS = (
     Subcommand("diff", "crossdev.diff:main", "two runs' bundles: the same apart from timings, ids and places?"),
     Subcommand("expectations", "crossdev.expectations:main",
                "accept BUNDLE...: rewrite the opinfo expectation files from runs"),
+    Subcommand("repro", "crossdev.repro:main", "BUNDLE CASE_ID: a standalone torch script for a failing case"),
 )
 _BY_NAME = {s.name: s for s in SUBCOMMANDS}
 

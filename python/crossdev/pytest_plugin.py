@@ -417,8 +417,18 @@ class CaseItem(pytest.Item):
         if isinstance(excinfo.value, CaseFailure):
             lines = [f"{self.case['id']} ({self.case['file']}:{self.case['line']}): {excinfo.value}"]
             if self.result:
+                from crossdev.repro import HIDDEN_DETAILS, reproduce_line
                 lines.append(f"device: {self.result['device']} [{self.result['execution']}]")
-                lines += [f"  {k}: {v}" for k, v in self.result["details"]]
+                details = self.result["details"]
+                pairs = list(details.items() if isinstance(details, dict) else details)
+                lines += [f"  {k}: {v}" for k, v in pairs if k not in HIDDEN_DETAILS]
+                bundle = self.config.getoption("--crossdev-bundle") or ""
+                line = reproduce_line(dict(self.result, details=dict(pairs), suite=self.case.get("suite")), bundle or None)
+                if line.startswith("crossdev repro "):
+                    line += "" if bundle else "   (BUNDLE: the file of --crossdev-bundle PATH; docs/repro.md)"
+                    lines.append(f"reproduce: {line}")
+                elif line:
+                    lines.append(f"repro: {line}")
             return "\n".join(lines)
         return super().repr_failure(excinfo, style)
 

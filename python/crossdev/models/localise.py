@@ -157,12 +157,13 @@ def culprit(layers, calls):
 
 
 def first_op(call, models, device, phase):
-    """(op name, detail) of the first ATen op in the call whose output is out of tolerance, or (None, why)."""
+    """(op name, detail, repro) of the first ATen op in the call whose output is out of tolerance, or (None, why,
+    None). repro: that op's overload, the CPU golden's inputs to it and the dtype's tolerance (`crossdev repro`)."""
     import torch
     recorded = {}
     for side, model, where, dtype in (("device", models.device, device, None), ("golden", models.golden, "cpu", None),
                                       ("reference", models.reference, "cpu", torch.float64)):
-        recorder = OpRecorder()
+        recorder = OpRecorder(keep_inputs=side == "golden")  # the golden's op inputs: `crossdev repro`
         module = _module(model, call.path)
         if phase == "forward":
             args, kwargs = convert(call.args, where, dtype), convert(call.kwargs, where, dtype)
@@ -174,18 +175,23 @@ def first_op(call, models, device, phase):
     device_ops, golden_ops, reference_ops = recorded["device"], recorded["golden"], recorded["reference"]
     for i, (d, g) in enumerate(zip(device_ops, golden_ops)):
         if d.name != g.name:
-            return d.name, f"op #{i} is {d.name} on the device but {g.name} on the CPU"
+            return d.name, f"op #{i} is {d.name} on the device but {g.name} on the CPU", None
         r = reference_ops[i] if i < len(reference_ops) and reference_ops[i].name == g.name else None
         for j, (x, y) in enumerate(zip(d.outputs, g.outputs)):
             z = r.outputs[j] if r is not None and j < len(r.outputs) else None
             verdict = judge(x, y, z)
             if not verdict.passed:
-                return d.name, f"op #{i} {d.name} output {j}: {verdict.describe()}"
+                from crossdev import parity
+                rule = parity.compare(x.detach().cpu(), y.detach().cpu())  # the dtype's tolerance (rule 1)
+                repro = {"func": g.func, "inputs": g.inputs, "index": i, "output": j, "phase": phase,
+                         "rtol": float(rule["rtol"]), "atol": float(rule["atol"])}
+                return d.name, f"op #{i} {d.name} output {j}: {verdict.describe()}", repro
     if len(device_ops) != len(golden_ops):  # one side ran more ops: the first extra one
         n = min(len(device_ops), len(golden_ops))
         extra, where = (device_ops[n], "on the device only") if len(device_ops) > n else (golden_ops[n], "on the CPU only")
-        return extra.name, f"op #{n} {extra.name} runs {where} ({len(device_ops)} ops on the device, {len(golden_ops)} on the CPU)"
-    return None, f"no single op of its {len(device_ops)} is out of tolerance"
+        return (extra.name, f"op #{n} {extra.name} runs {where} ({len(device_ops)} ops on the device, "
+                f"{len(golden_ops)} on the CPU)", None)
+    return None, f"no single op of its {len(device_ops)} is out of tolerance", None
 
 
 def localise(phase, calls, device_calls, models, device):
@@ -195,5 +201,7 @@ def localise(phase, calls, device_calls, models, device):
     layer = culprit(layers, calls)
     if layer is None:
         return None, layers
-    op, op_detail = first_op(calls[layer.call_index], models, device, phase)
-    return Divergence(phase, layer.path, op, f"own error {layer.detail}; {op_detail}"), layers
+    op, op_detail, repro = first_op(calls[layer.call_index], models, device, phase)
+    divergence = Divergence(phase, layer.path, op, f"own error {layer.detail}; {op_detail}")
+    divergence.repro = repro  # not a field: the result's asdict leaves it out (tensors)
+    return divergence, layers

@@ -12,22 +12,31 @@ class OpRecord:
     name: str  # aten::gelu (the schema's name; the overload is left out)
     outputs: list  # tensors, detached copies on the CPU
     random: bool  # tagged nondeterministic_seeded: draws random numbers
+    func: object = None  # the OpOverload (keep_inputs)
+    inputs: object = None  # (args, kwargs) as the op received them, tensors copied to the CPU first (keep_inputs)
 
 
 class OpRecorder(TorchDispatchMode):
-    def __init__(self, keep_outputs: bool = True):
+    """keep_inputs: each op's overload and a CPU copy of its arguments, taken before it runs (an in-place op
+    changes them): what `crossdev repro` needs to call the first divergent op alone (docs/repro.md)."""
+
+    def __init__(self, keep_outputs: bool = True, keep_inputs: bool = False):
         super().__init__()
         self.keep_outputs = keep_outputs
+        self.keep_inputs = keep_inputs
         self.ops: list[OpRecord] = []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         import torch
-        from torch.utils._pytree import tree_flatten
+        from torch.utils._pytree import tree_flatten, tree_map
+        inputs = tree_map(lambda t: t.detach().to("cpu", copy=True) if isinstance(t, torch.Tensor) else t,
+                          (tuple(args), dict(kwargs or {}))) if self.keep_inputs else None
         out = func(*args, **(kwargs or {}))
         kept = []
         if self.keep_outputs:
             kept = [t.detach().to("cpu", copy=True) for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
-        self.ops.append(OpRecord(func._schema.name, kept, draws_random(func, args, kwargs or {})))
+        self.ops.append(OpRecord(func._schema.name, kept, draws_random(func, args, kwargs or {}),
+                                 func if self.keep_inputs else None, inputs))
         return out
 
 

@@ -106,6 +106,9 @@ def _case(result, case) -> dict:
         d = result.first_divergence
         case["details"].update(first_divergence=d.module or "(model)", first_divergence_op=d.op or "",
                                first_divergence_phase=d.phase, first_divergence_detail=d.detail)
+        if result.status == "fail":  # `crossdev repro`: the first divergent op with the golden's inputs to it
+            from crossdev.opinfo import repro_record
+            repro_record.record_model_op(case, getattr(d, "repro", None))
     if result.layers:
         case["details"]["error_along_depth"] = result.depth_table()
     data = _data(result)

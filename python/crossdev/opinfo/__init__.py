@@ -15,5 +15,6 @@ against the CPU in the same dtype (docs/opinfo.md). Run by the engine through `c
   compile_variant.py  the `compile` variant: torch.compile (Inductor) against eager on the same samples
   cpu_capability.py   the CPU-capability axis: samples serialised once, one process per ATEN_CPU_CAPABILITY
   capability_worker.py  that process (`python -m crossdev.opinfo.capability_worker`)
+  repro_record.py   a failing case's first failing sample, recorded for `crossdev repro` (docs/repro.md)
   suite.py          the worker's check/run requests: rows -> cases
 """

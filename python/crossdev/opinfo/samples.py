@@ -53,6 +53,7 @@ class Outcome:
     elements: int = 0  # the elements of the compared results: a sample with none compared nothing
     updated_inputs: int = 0  # inputs the op updates in place (running statistics, ...), compared after the call
     random_calls: list = field(default_factory=list)  # the device's random ATen calls (random_laws.RandomCall)
+    pristine_sample: object = None  # the golden's sample as it was before the calls (crossdev repro records it)
 
 
 # Device types whose ops are recorded and run later, when a result is read (torch_xla's xla, LTC's lazy): an
@@ -294,6 +295,9 @@ def run_sample(op, sample, device, check: str, tol: Tolerance, values: bool, var
     # the device's copy is made before the golden runs: an op that updates its inputs in place (batch norm's
     # running statistics) must find the sample's values on both sides, not the golden's updated ones
     dev_sample = keep_on_host(op, cpu_sample, _to_device(sample, device) if made_on_cpu else sample)
+    # the sample's values before either call (an op may update its inputs in place): `crossdev repro` records them
+    out.pristine_sample = cpu_sample.transform(lambda t: t.detach().clone().requires_grad_(t.requires_grad)
+                                               if isinstance(t, torch.Tensor) else t)
     try:
         raw_expected, expected, template, seen = golden(op, cpu_sample, variant)
     except Exception as e:  # noqa: BLE001

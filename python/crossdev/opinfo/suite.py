@@ -12,7 +12,8 @@ from dataclasses import field as dataclass_field
 from crossdev import harness_error, numerics
 
 from . import (compile_variant, cpu_capability, cross_machine, expectations, kernel_source, op_db_decorators,
-               open_contract, random_ops, row_check, row_tolerance, samples, seeding, selection, skip_reasons)
+               open_contract, random_ops, repro_record, row_check, row_tolerance, samples, seeding, selection,
+               skip_reasons)
 from .float64_diagnostic import Diagnostic
 from .row_check import CHECKS, DTYPE_NAMES, VARIANTS, _op_db_or_fatal, check  # noqa: F401 (check: the worker's)
 from .tolerances import Tolerance, tolerance_for
@@ -303,6 +304,8 @@ def _run_samples(op, case, row, device, device_type, dtype, check, variant, tol,
             continue
         except samples.DeviceError as e:
             found.errors.append(f"sample {index} (shapes {samples.shapes_of(sample)}): {e}")
+            if not found.failing:  # `crossdev repro`: the call alone, on the sample the device raised on
+                _record_repro(op, case, index, sample, variant, check, tol, [], seed + index, "raised")
             continue
         if not o.elements and not o.mismatch:
             found.empty += 1
@@ -326,6 +329,14 @@ def _run_samples(op, case, row, device, device_type, dtype, check, variant, tol,
             text, passes = found.float64.judge(golden_sample, o) if metadata_only is None and not o.random_ops else ("", False)
             if not passes:
                 found.failing.append(f"sample {index} shapes {samples.shapes_of(sample)}: {o.mismatch}{text}")
+                if len(found.failing) == 1:  # `crossdev repro` (repro_record.py): the first failing sample
+                    case["details"].pop("repro_sample", None)
+                    case["details"].pop("repro_sample_file", None)
+                    case["details"].pop("repro", None)
+                    case["details"].pop("reproduce", None)
+                    used = tf32_tol if (tf32_tol is not None and o.tf32_ops) else tol
+                    _record_repro(op, case, index, getattr(o, "pristine_sample", None) or golden_sample, variant, check, used,
+                                  o.kept.grad_outputs if o.kept is not None else [], seed + index)
     case["metrics"] = {"samples": found.compared, "failing_samples": len(found.failing), "max_abs": worst.max_abs,
                        "max_rel": worst.max_rel, "max_ulp": worst.max_ulp}
     if found.empty:
@@ -344,6 +355,16 @@ def _run_samples(op, case, row, device, device_type, dtype, check, variant, tol,
                                        "nondeterministic_seeded): the samples that drew compared on shape, dtype and "
                                        "layout, and by the law of each random ATen call (random_laws.py)")
     return found
+
+
+def _record_repro(op, case, index, sample, variant, check, tol, grad_outputs, seed, kind="mismatch") -> None:
+    """The sample `crossdev repro` rebuilds the case from (repro_record.py), its tensors on the CPU."""
+    try:
+        cpu_sample = sample if samples._on_cpu(sample) else samples.on_cpu(op, sample)
+    except Exception as e:  # noqa: BLE001  (a device that cannot copy its own sample back)
+        case["details"]["repro"] = f"no standalone script: the sample could not be copied to the CPU ({type(e).__name__})"
+        return
+    repro_record.record(op, case, index, cpu_sample, variant, check, tol, grad_outputs, seed, kind)
 
 
 def _made_on_device(sample_iter, errors, device):

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import ROOT, crossdev_command
 
-SUBCOMMANDS = ("run", "devices", "resolve", "report", "merge", "gate", "bench-gate", "diff", "expectations")
+SUBCOMMANDS = ("run", "devices", "resolve", "report", "merge", "gate", "bench-gate", "diff", "expectations", "repro")
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ def test_the_command_lists_its_subcommands_and_refuses_unknown_ones():
     assert listed.returncode == 0 and all(f"  {s} " in listed.stdout for s in SUBCOMMANDS), listed.stdout
     unknown = subprocess.run([*command, "frobnicate"], capture_output=True, text=True, timeout=60)
     assert unknown.returncode == 2 and "unknown command 'frobnicate'" in unknown.stderr
-    assert "run, devices, resolve, report, merge, gate, bench-gate, diff, expectations" in unknown.stderr
+    assert "run, devices, resolve, report, merge, gate, bench-gate, diff, expectations, repro" in unknown.stderr
     bare = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert bare.returncode == 2 and "usage: crossdev" in bare.stdout
 
@@ -89,7 +89,7 @@ def test_every_subcommand_has_help(name):
     assert "usage" in proc.stdout.lower()
 
 
-@pytest.mark.parametrize("name", ["report", "merge", "gate", "bench-gate", "diff", "expectations"])
+@pytest.mark.parametrize("name", ["report", "merge", "gate", "bench-gate", "diff", "expectations", "repro"])
 def test_the_python_subcommands_import_neither_torch_nor_the_core(name):
     code = ("import sys\nfrom crossdev.cli import main\ntry:\n    main([%r, '--help'])\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('crossdev._crossdev')))") % name

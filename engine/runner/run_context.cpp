@@ -1,7 +1,6 @@
 #include "runner/run_context.h"
 
 #include <atomic>
-#include <utility>
 
 #include "runner/python_runtimes.h"
 #include "sim/divergence_switch.h"
@@ -20,20 +19,12 @@ std::string real_accelerator(const HostProfile& host) {
   return "";
 }
 
-// A context of this host and simulate spec; the other fields keep their defaults.
-RunContext context_of(HostProfile host, std::string simulate_spec) {
-  RunContext ctx;
-  ctx.host = std::move(host);
-  ctx.simulate_spec = std::move(simulate_spec);
-  return ctx;
-}
-
 }  // namespace
 
 PreparedRun prepare_run(const std::string& simulate_spec) {
   sim::diverging_kinds_from_env();  // a bad CROSSDEV_SIM_DIVERGE is bad input before anything runs
   PreparedRun run;
-  run.ctx = context_of(HostProfile::probe_with_simulation(simulate_spec), simulate_spec);
+  run.ctx = RunContext{HostProfile::probe_with_simulation(simulate_spec), simulate_spec};
   attach_python_runtimes(run.ctx.host);  // torch_xla's xla, when installed and working (runner/python_runtimes.h)
   const std::string accelerator = real_accelerator(run.ctx.host);
   if (!run.ctx.host.any_simulated()) return run;  // nothing simulated: the process is left as it is
@@ -45,7 +36,7 @@ PreparedRun prepare_run(const std::string& simulate_spec) {
                                "as the accelerator and break backward on the real " +
                                accelerator;
     run.note = "not simulating (" + simulate_spec + "): " + reason + "; the simulated kinds are not run";
-    run.ctx = context_of(HostProfile::probe(), "");
+    run.ctx = RunContext{HostProfile::probe(), ""};
     attach_python_runtimes(run.ctx.host);
     run.ctx.not_simulated_reason = reason;
   }

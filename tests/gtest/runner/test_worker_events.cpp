@@ -105,7 +105,7 @@ TEST(WorkerEvents, DataThatIsNoObjectIsRefused) {
   r.id = "row/case";
   r.data_json = "{\"a\":1}";
   const std::string line = case_event(r);
-  for (const std::string& data : {"[1]", "1", "\"{}\"", "null"}) {
+  for (const char* data : {"[1]", "1", "\"{}\"", "null"}) {
     std::string bad = line;
     bad.replace(bad.find("{\"a\":1}"), 7, data);
     const auto e = read_event(bad);
@@ -115,7 +115,7 @@ TEST(WorkerEvents, DataThatIsNoObjectIsRefused) {
 }
 
 TEST(WorkerEvents, ALineThatIsNoEventIsNone) {
-  for (const std::string& line : {"", "DONE", "CASE\tr/c\t\t\t", "[\"event\"]", "{\"event\": 1}", "{\"name\":\"done\"}",
+  for (const char* line : {"", "DONE", "CASE\tr/c\t\t\t", "[\"event\"]", "{\"event\": 1}", "{\"name\":\"done\"}",
                                   "{\"event\":\"done\"", "{\"event\":\"done\"} trailing"})
     EXPECT_FALSE(read_event(line).has_value()) << line;
   const auto done = read_event(event_line("done"));

@@ -16,15 +16,18 @@ SIMULATE ?= $(or $(CROSSDEV_SIMULATE),cuda:2$(comma)mps$(comma)xpu$(comma)xla:1)
 comma := ,
 VENV ?= $(BUILD)/venv
 VENV_PY := $(VENV)/bin/python
-# The wheel is built in $(BUILD) itself (scikit-build-core's build-dir), with the tests and the bench,
-# so `make install` after `make build` compiles nothing and a second `make test` rebuilds nothing.
+# The wheel is built in $(BUILD) itself (scikit-build-core's build-dir), so `make install` after `make build`
+# compiles nothing. `make build` (and the wheel) builds CMake's `all`: what make report runs (the engine, its
+# libraries, the Python module, the benchmark); `make build-tests` adds the target crossdev_tests (the
+# GoogleTest executables, the mutant and fault libraries, the recipes) in the same folder, so `make test`
+# after `make report` compiles only the tests, and a second `make test` compiles nothing.
 # BUILD_TESTS/BUILD_BENCH=OFF: only what runs the matrices (make xla's build against torch_xla's torch).
 BUILD_TESTS ?= ON
 BUILD_BENCH ?= ON
 PIP_BUILD := -C build-dir=$(BUILD) -C cmake.define.CROSSDEV_BUILD_TESTS=$(BUILD_TESTS) -C cmake.define.CROSSDEV_BUILD_BENCH=$(BUILD_BENCH) \
              -C cmake.define.CROSSDEV_PYTHON_EXECUTABLE=$(PYTHON)
 
-.PHONY: all setup setup-test configure build install test test-stress ctest pytest report clean help cuda-build-check wheel xla
+.PHONY: all setup setup-test configure build build-tests install test test-stress ctest pytest report clean help cuda-build-check wheel xla
 
 all: build
 
@@ -47,6 +50,10 @@ configure: setup $(BUILD)/build.ninja
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
+# What only make test runs (cmake/CrossdevTesting.cmake: crossdev_tests).
+build-tests: build
+	@if [[ "$(BUILD_TESTS)" == ON ]]; then cmake --build $(BUILD) -j $(JOBS) --target crossdev_tests; fi
+
 # The wheel, as `pip install --no-build-isolation .` builds it, installed into $(VENV).
 install: build
 	@[[ -x $(VENV_PY) ]] || $(PYTHON) ci/make_venv.py $(VENV)
@@ -57,7 +64,7 @@ install: build
 wheel: build
 	CMAKE_ARGS="$(CMAKE_ARGS)" $(PYTHON) -m pip wheel --no-build-isolation --no-deps $(PIP_BUILD) -w dist .
 
-ctest: build
+ctest: build-tests
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) 2>&1 | tail -n 40; exit $${PIPESTATUS[0]}
 
 # pytest runs in $(VENV): the installed crossdev, its `crossdev` command and its pytest11 plugin; on
@@ -65,13 +72,13 @@ ctest: build
 PYTEST := PATH=$(abspath $(VENV))/bin:$$PATH CROSSDEV_BUILD_DIR=$(abspath $(BUILD)) $(abspath $(VENV_PY)) -m pytest \
           -n $(JOBS) --dist loadfile
 
-pytest: setup-test install
+pytest: setup-test install build-tests
 	$(PYTEST) tests -q -p no:cacheprovider
 
 # Both runners always run; the target fails if either failed, after both closing lines are printed. The
 # catalog-wide ctest (label catalog) runs once, inside pytest: test_pytest_plugin_verdicts.py runs the same
 # command beside the pytest plugin and gates on it. `make ctest` runs every CTest test.
-test: setup-test install
+test: setup-test install build-tests
 	@rc=0; \
 	echo "== ctest =="; ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE catalog > $(BUILD)/ctest.log 2>&1 || rc=1; \
 	grep -E "tests passed|tests failed|Failed|\*\*\*|Total Test time" $(BUILD)/ctest.log | tail -n 60; \

@@ -2,8 +2,9 @@
 # make cuda-build-check: compile and link the CUDA flavour of crossdev, no GPU needed.
 #   1. a venv with the CUDA torch wheel of the version pyproject.toml's [tool.crossdev] default-torch pins (torch==X from PyPI
 #      is the +cu13x build, ~4.7 GB), kept outside the clone and reused while its torch matches;
-#   2. a build dir outside the clone, one per clone path, so a later run on the same machine is
-#      incremental; ccache (Debian `ccache`, installed here when missing) when available;
+#   2. a build dir inside the clone (build-cuda/), so a later run is incremental, and ccache (Debian `ccache`,
+#      installed here when missing) with its cache outside the clone, keyed on paths relative to the clone
+#      (cmake/CrossdevBuildSpeed.cmake), so a clean clone of the same tree on this machine compiles from cache;
 #   3. configure with CROSSDEV_ENABLE_CUDA=ON and build every target: every CUDA translation unit
 #      compiled, every library, test and tool linked. Nothing is run.
 # Between 1. and 2., ci/cuda_fallback_check.sh configures (only) against the same torch with the toolkit
@@ -67,14 +68,15 @@ if ! command -v ccache >/dev/null && [[ "$skip_setup" != 1 ]] && command -v apt-
       apt-get install -y -qq --no-install-recommends ccache; } >/dev/null 2>&1 || say "ccache install failed; building without it"
 fi
 if command -v ccache >/dev/null; then
-  launchers=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  # C++ goes through ccache by the project's own launcher (cmake/CrossdevBuildSpeed.cmake); CUDA here.
+  launchers=(-DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
   # Paths under the clone hash as relative ones, so a fresh clone elsewhere (CI) hits the cache
   # a previous clone filled; the cache itself lives with the venv.
   export CCACHE_BASEDIR="$here" CCACHE_DIR="${CCACHE_DIR:-$cache/ccache}" CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-8G}"
 fi
 
 # --- 3. configure (once per build dir; later runs let ninja re-run CMake when inputs change) and build.
-build="$cache/cuda-build-$(printf '%s' "$here" | sha1sum | cut -c1-12)"
+build="$here/build-cuda"
 if [[ ! -f "$build/build.ninja" ]]; then
   say "configuring $build"
   # shellcheck disable=SC2086

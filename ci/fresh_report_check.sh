@@ -6,9 +6,12 @@
 # every time, a new venv without system site-packages, installs only torch into it (pyproject.toml's
 # default-torch pin), and runs `make report PYTHON=<that venv>`: every setup step runs as on a fresh
 # machine (CROSSDEV_SKIP_SETUP is ignored here). What it bounds, never the setup:
-#   - the build: `make test`'s build folder is reused when the new venv's torch is byte-identical to the one
-#     it was built against (same version and the same libtorch_cpu.so), the only case where its outputs are
-#     the ones a fresh build would make; otherwise the check builds in a folder of its own;
+#   - the build: `make test`'s build folder is reused as it is when the new venv's torch is byte-identical to
+#     the one it was built against (same version and the same libtorch_cpu.so, found through the folder's
+#     Torch_DIR), the only case where its outputs are the ones a fresh build would make. Nothing the C++
+#     compiles against names the interpreter (cmake/CrossdevTorch.cmake), so pip's configure step with the new
+#     venv's Python compiles nothing, and the next `make test` neither; otherwise the check builds in a folder
+#     of its own;
 #   - the rows: CROSSDEV_FRESH_REPORT_FILTER (default '[mo][op]*': the ops, models and opinfo rows) on the
 #     kinds of CROSSDEV_FRESH_REPORT_SIMULATE (default cuda:2), the benchmark pass's `cases` part only.
 # Exit: make report's own (0 pass, 1 a case failed, 2 bad input or a missing package).
@@ -18,16 +21,7 @@ cd "$here"
 build="${BUILD:-build}"
 host_python="${PYTHON:-python3}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/crossdev_fresh_report.XXXXXX")"
-cached_python=""
-restore() {
-  # the reused build folder goes back to the Python it was configured with (its cache names the interpreter)
-  if [[ -n "$cached_python" && -f "$build/CMakeCache.txt" ]]; then
-    cmake -S . -B "$build" "-DCROSSDEV_PYTHON_EXECUTABLE=$cached_python" > /dev/null 2>&1 \
-      || echo "fresh-report: could not reconfigure $build back to $cached_python (make build will)" >&2
-  fi
-  rm -rf "$work"
-}
-trap restore EXIT
+trap 'rm -rf "$work"' EXIT
 SECONDS=0
 
 torch_pin="$("$host_python" -c 'import tomllib, sys; print(tomllib.load(open("pyproject.toml", "rb"))["tool"]["crossdev"]["default-torch"])')"
@@ -37,25 +31,25 @@ echo "fresh-report: a venv without system site-packages ($work/python); installi
 "$fresh" -m pip install -q --disable-pip-version-check "$torch_pin" || { echo "fresh-report: installing $torch_pin failed" >&2; exit 2; }
 "$fresh" -m pip list --disable-pip-version-check --format=freeze 2>/dev/null | sed 's/^/fresh-report:   holds /'
 
-# The build folder's torch, and whether the new venv's torch is the same bytes.
-identity='import hashlib, pathlib, torch
-lib = next(pathlib.Path(torch.__file__).parent.joinpath("lib").glob("libtorch_cpu.*"))
-print(torch.__version__, hashlib.sha256(lib.read_bytes()).hexdigest(), torch.utils.cmake_prefix_path)'
+# The torch a build folder was built against (its Torch_DIR: <torch>/share/cmake/Torch), and the new venv's:
+# version and libtorch_cpu's hash. Read from the files, so the folder's own interpreter need not exist.
+identity='import glob, hashlib, os, re, sys
+root = sys.argv[1]
+version = re.search(r"__version__\s*=\s*[\x27\x22]([^\x27\x22]+)", open(os.path.join(root, "version.py")).read()).group(1)
+lib = sorted(glob.glob(os.path.join(root, "lib", "libtorch_cpu.*")))[0]
+print(version, hashlib.sha256(open(lib, "rb").read()).hexdigest())'
 make_args=(PYTHON="$fresh" VENV="$work/report-venv" REPORT_DIR="$work/report"
            SIMULATE="${CROSSDEV_FRESH_REPORT_SIMULATE:-cuda:2}")
-if [[ -f "$build/CMakeCache.txt" ]]; then
-  cached_python="$(sed -n 's/^CROSSDEV_PYTHON_EXECUTABLE:[A-Z]*=//p' "$build/CMakeCache.txt")"
-  read -r b_version b_hash b_prefix < <("${cached_python:-$host_python}" -c "$identity" 2>/dev/null) || true
-  read -r f_version f_hash _ < <("$fresh" -c "$identity")
-  if [[ -n "${b_hash:-}" && "$b_version" == "$f_version" && "$b_hash" == "$f_hash" ]]; then
-    echo "fresh-report: reusing $build: its torch $b_version is byte-identical to the new venv's"
-    make_args+=(BUILD="$build" "CMAKE_ARGS=-DCMAKE_PREFIX_PATH=$b_prefix")
-  else
-    echo "fresh-report: $build was built against another torch (${b_version:-unknown}); building in $work/build"
-    cached_python=""
-    make_args+=(BUILD="$work/build")
-  fi
+f_root="$("$fresh" -c 'import os, torch; print(os.path.dirname(torch.__file__))')"
+read -r f_version f_hash < <("$fresh" -c "$identity" "$f_root")
+b_torch_dir="$(sed -n 's/^Torch_DIR:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null)"
+b_version="" b_hash=""
+[[ -n "$b_torch_dir" ]] && read -r b_version b_hash < <("$fresh" -c "$identity" "$b_torch_dir/../../.." 2>/dev/null)
+if [[ -n "$b_hash" && "$b_version" == "$f_version" && "$b_hash" == "$f_hash" ]]; then
+  echo "fresh-report: reusing $build as it is: its torch $b_version is byte-identical to the new venv's"
+  make_args+=(BUILD="$build")
 else
+  echo "fresh-report: $build was not built against this torch (${b_version:-no build}); building in $work/build"
   make_args+=(BUILD="$work/build")
 fi
 

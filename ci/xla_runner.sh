@@ -3,8 +3,8 @@
 #   1. a venv with the torch and torch-xla pinned in pyproject.toml's [tool.crossdev] xla-runtime (PyPI's
 #      torch 2.9.0 is a CUDA build, ~4 GB with its nvidia packages), kept under the cache and reused while
 #      its versions match: downloaded once per machine, never at run time;
-#   2. crossdev built against that torch (no tests, no benchmarks), in a build dir under the cache, one per
-#      clone path, with ccache keyed on paths relative to the clone (a new clone hits the cache);
+#   2. crossdev built against that torch (no tests, no benchmarks), in a build dir inside the clone (build-xla/),
+#      with ccache under the cache keyed on paths relative to the clone (a new clone hits the cache);
 #   3. PJRT_DEVICE=CPU (unless set): the catalog with seed 001's claims (matrices/claims.yaml), the models and
 #      the OpInfo sweep bounded for XLA (matrices/xla/) with xla a REAL device, nothing simulated, into
 #      reports/xla/ (bundle, JUnit, HTML); with reports/out/bundle.json from make report there,
@@ -64,15 +64,12 @@ fi
 say "torch ${have% *} + torch-xla ${have#* } from $venv"
 
 # --- 2. crossdev built against that torch and installed beside it.
-build="$cache/xla-build-$(printf '%s' "$here" | sha1sum | cut -c1-12)"
-launcher=()
-if command -v ccache >/dev/null; then
-  export CCACHE_BASEDIR="$here" CCACHE_DIR="${CCACHE_DIR:-$cache/ccache}" CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-8G}"
-  launcher=(CMAKE_ARGS="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
-fi
+# ccache is the project's own launcher (cmake/CrossdevBuildSpeed.cmake: paths relative to the clone).
+build="$here/build-xla"
+command -v ccache >/dev/null && export CCACHE_DIR="${CCACHE_DIR:-$cache/ccache}" CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-8G}"
 ts=$SECONDS
 make --no-print-directory install PYTHON="$venv/bin/python" BUILD="$build" JOBS="$JOBS" BUILD_TESTS=OFF BUILD_BENCH=OFF \
-  "${launcher[@]}" || { say "building crossdev against torch $torch_pin failed"; exit 2; }
+  || { say "building crossdev against torch $torch_pin failed"; exit 2; }
 say "build and install took $((SECONDS - ts))s ($build)"
 python="$build/venv/bin/python"
 

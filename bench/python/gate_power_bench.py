@@ -218,7 +218,7 @@ def check_libraries(build_dir: pathlib.Path, mutants: Iterable[dict]) -> None:
     if missing:
         named = ", ".join(map(str, missing[:3])) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
         raise BadInput(f"{len(missing)} mutant librar{'y is' if len(missing) == 1 else 'ies are'} not built: {named}; "
-                       f"the mutants are built with the tests: make test (or cmake --build {build_dir}), then rerun")
+                       f"the mutants are built with the tests: make test (or cmake --build {build_dir} --target crossdev_tests), then rerun")
 
 
 def crossdev_command(spec: str) -> List[str]:

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <csignal>
@@ -18,6 +19,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -114,7 +117,8 @@ void put_import_paths_first(const std::vector<std::string>& dirs) {
                        "models rows' factories, put on the Python worker's sys.path)");
     if (std::string(resolved).find(':') != std::string::npos)
       throw UsageError("--import: '" + dir + "' contains ':', which a Python path cannot hold");
-    joined += (joined.empty() ? "" : ":") + std::string(resolved);
+    if (!joined.empty()) joined += ':';
+    joined += resolved;
   }
   const char* old = std::getenv("PYTHONPATH");
   if (old && *old) joined += std::string(":") + old;
@@ -171,7 +175,7 @@ const std::vector<OptionSpec>& run_options() {
                                   "test-only libcrossdev_mutants"},
       {"--import", "DIR", "put DIR first on the Python worker's sys.path (repeatable), where a models row's "
                           "factory module:callable is found, as PYTHONPATH=DIR does"},
-      {"--quiet", nullptr, "print only failures and the summary"},
+      {"--quiet", nullptr, "print only failures, one progress line per suite and the summary"},
       {"--no-isolate", nullptr, "run rows in this process (default: worker processes, so a crash is one `crash` case)"},
       {"--row-timeout", "S", "seconds before a hanging row is killed and reported as crash (default 600; > 0, <= 86400)"},
       {"--max-matrix-bytes", "N", "largest matrix or embedded JSON file read (default 64M; K/M/G suffixes)",
@@ -329,6 +333,84 @@ int write_and_finish(const ParsedArgs& args, const conformance::RunContext& ctx,
   return summary.gates() ? kExitConformanceFailure : kExitPass;
 }
 
+// --quiet's progress: one line per suite, its rows with results / its rows, the cases so far, the time since
+// the suite began and an estimate of the rest (from the rows done). On a terminal the line is rewritten in
+// place (a failing case's line is printed above it); otherwise it is printed once, as a plain line, when the
+// next suite begins or the run ends. The rows run in the order of the files, so a suite's rows are together.
+class SuiteProgress {
+ public:
+  SuiteProgress(const std::vector<conformance::MatrixFile>& files, bool terminal) : terminal_(terminal) {
+    for (const auto& file : files) totals_[file.suite] += file.rows.size();
+    began_ = std::chrono::steady_clock::now();
+  }
+
+  void add(const conformance::CaseResult& r) {
+    if (r.suite != suite_) {
+      finish();
+      suite_ = r.suite;
+      rows_.clear();
+      cases_ = 0;
+    }
+    rows_.insert(r.row_id);
+    ++cases_;
+    if (!terminal_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (rows_.size() != drawn_rows_ || now - drawn_ >= std::chrono::milliseconds(250)) draw(now);
+  }
+
+  // Before a line of its own (a failing case): the progress line makes room, and comes back at the next case.
+  void clear() {
+    if (terminal_ && shown_) std::cout << "\r\033[K";
+    shown_ = false;
+  }
+
+  // The current suite's line, for good (before the next suite's, and before the summary).
+  void finish() {
+    if (suite_.empty()) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (terminal_) {
+      draw(now);
+      std::cout << "\n";
+    } else {
+      std::cout << line(now) << "\n";
+    }
+    std::cout.flush();
+    shown_ = false;
+    suite_.clear();
+    began_ = now;
+  }
+
+ private:
+  std::string line(std::chrono::steady_clock::time_point now) const {
+    const double elapsed = std::chrono::duration<double>(now - began_).count();
+    const std::size_t total = totals_.count(suite_) ? totals_.at(suite_) : rows_.size();
+    std::ostringstream out;
+    out << "  " << suite_ << ": rows " << rows_.size() << "/" << total << ", " << cases_ << " case"
+        << (cases_ == 1 ? "" : "s") << ", " << static_cast<long>(elapsed) << " s";
+    // The row in progress is counted as done: the estimate is of the rows not started yet.
+    if (rows_.size() < total && !rows_.empty())
+      out << ", about " << static_cast<long>(elapsed / rows_.size() * (total - rows_.size())) << " s left";
+    return out.str();
+  }
+
+  void draw(std::chrono::steady_clock::time_point now) {
+    std::cout << "\r\033[K" << line(now);
+    std::cout.flush();
+    shown_ = true;
+    drawn_ = now;
+    drawn_rows_ = rows_.size();
+  }
+
+  bool terminal_;
+  std::map<std::string, std::size_t> totals_;
+  std::string suite_;
+  std::set<std::string> rows_;
+  std::size_t cases_ = 0;
+  std::chrono::steady_clock::time_point began_, drawn_;
+  std::size_t drawn_rows_ = 0;
+  bool shown_ = false;
+};
+
 }  // namespace
 
 // The steps, in order: options; the run context (host, sim, Python runtimes); libraries; the shard; the
@@ -401,17 +483,22 @@ int cmd_run(const std::vector<std::string>& argv) {
   std::cout << "crossdev run: host " << ctx.host.summary() << (ctx.host.any_simulated() ? " [includes SIMULATED]" : "")
             << "\n";
   RunSummary summary;
+  std::optional<SuiteProgress> progress;  // --quiet: one line per suite (SuiteProgress)
+  if (quiet) progress.emplace(sel.files, ::isatty(STDOUT_FILENO) == 1);
   const ResultCallback print = [&](const CaseResult& r) {
     summary.add(r);
     const bool loud = r.status != Status::Pass && r.status != Status::Skip;
     if (loud || !quiet) {
+      if (progress) progress->clear();
       std::cout << "  " << status_name(r.status) << (r.execution == Execution::Simulated ? " [simulated] " : " ")
                 << r.id << (r.message.empty() ? "" : ": " + r.message) << "\n";
     }
+    if (progress) progress->add(r);
   };
   const std::vector<CaseResult> results = args.has("--no-isolate")
                                               ? run_catalog(sel.files, ctx, print)
                                               : run_isolated(sel.files, worker_options(args, libraries, row_timeout_s), print);
+  if (progress) progress->finish();
   return write_and_finish(args, ctx, sel, results, summary, bench_json, log_json, run_id);
 }
 

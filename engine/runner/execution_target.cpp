@@ -69,8 +69,10 @@ ExecutionTarget describe_execution_target(const HostProfile& host, const std::st
   t.simulate_spec = simulate_spec;
   const std::vector<DeviceKind> diverging = sim::diverging_kinds_from_env();
   for (DeviceKind kind : kAllDeviceKinds)  // in the kind table's order, as `devices`
-    if (host.provenance(kind) == Provenance::Simulated && std::find(diverging.begin(), diverging.end(), kind) != diverging.end())
-      t.sim_diverge += (t.sim_diverge.empty() ? "" : ",") + std::string(kind_name(kind));
+    if (host.provenance(kind) == Provenance::Simulated && std::find(diverging.begin(), diverging.end(), kind) != diverging.end()) {
+      if (!t.sim_diverge.empty()) t.sim_diverge += ',';
+      t.sim_diverge += kind_name(kind);
+    }
   return t;
 }
 

@@ -91,7 +91,12 @@ void check_python_rows(const std::string& request, const std::vector<const Row*>
   const std::string ended = worker.finish(!done);
   if (!bad.empty()) {  // every bad value of every row, one "file:line: ..." line each
     std::string rest;
-    for (std::size_t i = 1; i < bad.size(); ++i) rest += "\n" + bad[i].first.str() + ": " + bad[i].second;
+    for (std::size_t i = 1; i < bad.size(); ++i) {
+      rest += '\n';
+      rest += bad[i].first.str();
+      rest += ": ";
+      rest += bad[i].second;
+    }
     throw YamlError(bad.front().first, bad.front().second + rest);
   }
   if (!done) throw std::runtime_error("checking the rows: " + (ended.empty() ? "the python worker stopped" : ended));

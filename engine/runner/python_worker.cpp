@@ -36,7 +36,10 @@ std::string package_parent_dir() {
 // This process's environment with this engine's package first on PYTHONPATH (child_process.h).
 std::vector<std::string> python_child_environment() {
   std::string pythonpath = package_parent_dir();
-  if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += (pythonpath.empty() ? "" : ":") + std::string(old);
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old) {
+    if (!pythonpath.empty()) pythonpath += ':';
+    pythonpath += old;
+  }
   return child_environment(pythonpath.empty() ? std::vector<std::string>{} : std::vector<std::string>{"PYTHONPATH=" + pythonpath});
 }
 

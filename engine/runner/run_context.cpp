@@ -23,7 +23,8 @@ std::string real_accelerator(const HostProfile& host) {
 
 PreparedRun prepare_run(const std::string& simulate_spec) {
   sim::diverging_kinds_from_env();  // a bad CROSSDEV_SIM_DIVERGE is bad input before anything runs
-  PreparedRun run{RunContext{HostProfile::probe_with_simulation(simulate_spec), simulate_spec}, ""};
+  PreparedRun run;
+  run.ctx = RunContext{HostProfile::probe_with_simulation(simulate_spec), simulate_spec};
   attach_python_runtimes(run.ctx.host);  // torch_xla's xla, when installed and working (runner/python_runtimes.h)
   const std::string accelerator = real_accelerator(run.ctx.host);
   if (!run.ctx.host.any_simulated()) return run;  // nothing simulated: the process is left as it is

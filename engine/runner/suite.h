@@ -3,6 +3,7 @@
 // Suites are listed in suite_table.cpp; adding a suite is one row there.
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "device/host_profile.h"
@@ -12,6 +13,11 @@
 namespace crossdev::conformance {
 
 struct RunContext {
+  RunContext() = default;
+  // This host and its --simulate spec; the other fields keep their defaults (RunContext{host, ""}).
+  RunContext(HostProfile host_, std::string simulate_spec_)
+      : host(std::move(host_)), simulate_spec(std::move(simulate_spec_)) {}
+
   HostProfile host;           // this host: the real probe, plus --simulate kinds where asked
   std::string simulate_spec;  // "" when nothing is simulated
   std::vector<std::string> libraries;  // --load-library paths, for suites that run a Python worker (opinfo)

@@ -221,7 +221,14 @@ std::string write_outputs(const std::string& bundle_path, const std::string& jun
   const ExecutionTarget target = describe_execution_target(run.ctx.host, run.ctx.simulate_spec);
   std::vector<std::pair<std::string, std::string>> outputs;
   if (!bundle_path.empty()) {
-    BundleInput in{target, &run.ctx.host, matrices, &results, "", log.summary_json(), run_id, interrupted};
+    BundleInput in;
+    in.target = target;
+    in.host = &run.ctx.host;
+    in.matrices = matrices;
+    in.cases = &results;
+    in.device_log_json = log.summary_json();
+    in.run_id = run_id;
+    in.interrupted = interrupted;
     outputs.emplace_back(bundle_path, bundle_json(in));
   }
   if (!junit_path.empty()) outputs.emplace_back(junit_path, junit_xml(results, target, run_id));

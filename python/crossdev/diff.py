@@ -6,7 +6,9 @@ run to run taken out:
 
   timings        duration_s, duration_us, ts_ms, total_us, the benchmarks section
   identity       created_utc, run_id, git_commit, tool.version, libtorch/cuda/compiler versions
-  measurements   metrics that measure the process rather than the code (allocated_delta_mib)
+  measurements   metrics that measure the process rather than the code (allocated_delta_mib), and the
+                 warnings a case raised (details.warnings: a once-per-process warning lands in whichever
+                 case ran first)
   places         the checkout's absolute path (--root-a/--root-b) and temp-file process ids
 
 usage: crossdev diff BEFORE AFTER [--root-a DIR] [--root-b DIR] [--max-lines N]
@@ -32,6 +34,7 @@ PROG = "crossdev diff"
 VOLATILE_KEYS = {"duration_s", "duration_us", "ts_ms", "total_us", "created_utc", "run_id", "git_commit",
                  "libtorch_version", "cuda_version", "compiler", "benchmarks"}
 VOLATILE_METRICS = {"allocated_delta_mib"}
+VOLATILE_DETAILS = {"warnings"}
 _TEMP_PID = re.compile(r"(/tmp/crossdev_[a-z_]+?)_\d+(_\d+\.\w+)")
 
 
@@ -40,7 +43,8 @@ def normalise(doc, roots):
         if isinstance(value, dict):
             out = {}
             for k, v in value.items():
-                if k in VOLATILE_KEYS or (key == "metrics" and k in VOLATILE_METRICS):
+                if k in VOLATILE_KEYS or (key == "metrics" and k in VOLATILE_METRICS) or \
+                        (key == "details" and k in VOLATILE_DETAILS):
                     continue
                 out[k] = walk(v, k)
             return out

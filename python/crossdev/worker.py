@@ -6,11 +6,13 @@ Everything a user's op prints on stdout goes to stderr, so it cannot corrupt the
 """
 from __future__ import annotations
 
+import collections
 import importlib
 import json
 import os
 import sys
 import traceback
+import warnings
 
 from crossdev import child_process, python_suites
 from crossdev import runtimes as runtimes_table
@@ -25,12 +27,45 @@ SUITES = python_suites.SUITES
 
 
 
+class CaseWarnings:
+    """Python warnings raised while a case runs (op_db's deprecations, torch's: a TORCH_WARN raised under
+    Python reaches it as a UserWarning) go into that case's record, not onto the console: details.warnings,
+    one line per distinct text, "<count>x <Category>: <text>", in the order first seen. Each occurrence is
+    counted (an `always` filter after every other, so a filter that ignores a warning still does). Outside a
+    case a warning is shown as Python shows it."""
+
+    def __init__(self):
+        self._counts = None  # a Counter while a case runs
+        self._show = warnings.showwarning
+
+    def install(self) -> None:
+        warnings.filterwarnings("always", append=True)
+        warnings.showwarning = self._record
+
+    def _record(self, message, category, filename, lineno, file=None, line=None):
+        if self._counts is None:
+            return self._show(message, category, filename, lineno, file, line)
+        self._counts[f"{category.__name__}: {message}"] += 1
+        return None
+
+    def begin(self) -> None:
+        self._counts = collections.Counter()
+
+    def end(self, case: dict) -> None:
+        counts, self._counts = self._counts, None
+        if counts:
+            details = case.setdefault("details", {})
+            details["warnings"] = "\n".join(f"{n}x {text}" for text, n in counts.items())
+
+
 class Protocol:
     """The worker's side of the stream: one event per line, a JSON object {"event": name, **fields}
-    (runner/worker_events.h reads them), flushed at once so the engine knows which case is running."""
+    (runner/worker_events.h reads them), flushed at once so the engine knows which case is running.
+    Between a case's start and its record, warnings are collected into the record (CaseWarnings)."""
 
-    def __init__(self, stream):
+    def __init__(self, stream, case_warnings: CaseWarnings | None = None):
         self._stream = stream
+        self._warnings = case_warnings
 
     def send(self, event: str, **fields) -> None:
         self._stream.write(child_process.event_line(event, **fields) + "\n")
@@ -41,6 +76,8 @@ class Protocol:
 
     def start(self, index: int, case_id: str) -> None:
         self.send("start", index=index, id=str(case_id))
+        if self._warnings is not None:
+            self._warnings.begin()
 
     def item(self, index: int, case_id: str, device_kind: str) -> None:
         self.send("item", index=index, id=str(case_id), device_kind=str(device_kind))
@@ -55,6 +92,8 @@ class Protocol:
         self.send("done")
 
     def case(self, case: dict) -> None:
+        if self._warnings is not None:
+            self._warnings.end(case)
         self._stream.write(encode_case(case) + "\n")
         self._stream.flush()
 
@@ -173,7 +212,9 @@ def main() -> int:
     """Serves the engine's requests, one JSON object per line, until stdin closes (exit 0). A bug in
     the worker ends it (exit 2) after its fatal event: what it had set up can no longer be trusted."""
     child_process.die_with_parent()  # the engine's CROSSDEV_PARENT_PID (runner/child_process.h)
-    out = Protocol(_protocol_stream())
+    case_warnings = CaseWarnings()
+    case_warnings.install()
+    out = Protocol(_protocol_stream(), case_warnings)
     served = 0
     for line in iter(sys.stdin.readline, ""):
         if not line.strip():

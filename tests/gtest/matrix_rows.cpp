@@ -54,7 +54,10 @@ std::string row_param_name(const ::testing::TestParamInfo<RowParam>& info) {
   static std::map<std::string, std::set<std::string>> used;
   std::string name = sanitize_test_name(info.param.row->id());
   auto& names = used[info.param.suite];
-  if (!names.insert(name).second) name += "_" + std::to_string(info.index);
+  if (!names.insert(name).second) {
+    name += '_';
+    name += std::to_string(info.index);
+  }
   return name;
 }
 

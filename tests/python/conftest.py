@@ -58,11 +58,11 @@ def repo_root():
 @pytest.fixture(scope="session")
 def built_library(build_dir):
     """built_library("crossdev_mutants") -> build/lib/libcrossdev_mutants.so. A test-only library
-    that was not built fails the test (it is part of `make build`), never skips it."""
+    that was not built fails the test (it is part of `make build-tests`), never skips it."""
     def find(name):
         path = build_dir / "lib" / f"lib{name}.so"
         if not path.exists():
-            pytest.fail(f"{path} is missing: build first (make build)")
+            pytest.fail(f"{path} is missing: build the tests first (make build-tests)")
         return path
     return find
 

@@ -146,7 +146,7 @@ TEST(MatrixLoader, SpecialFilesAndOversizedFilesAreRefused) {
   const ScratchDir scratch("crossdev-special");
   const fs::path& dir = scratch.path();
   ASSERT_EQ(::mkfifo((dir / "fifo.yaml").c_str(), 0600), 0);
-  for (const std::string path : {(dir / "fifo.yaml").string(), std::string("/dev/zero"), std::string("/proc/self/status")}) {
+  for (const std::string& path : {(dir / "fifo.yaml").string(), std::string("/dev/zero"), std::string("/proc/self/status")}) {
     try {
       conformance::load_catalog(path);
       ADD_FAILURE() << path;

@@ -17,11 +17,6 @@
 namespace crossdev::conformance {
 namespace {
 
-std::vector<std::string> sorted(std::vector<std::string> v) {
-  std::sort(v.begin(), v.end());
-  return v;
-}
-
 TEST(PythonSuites, EachRecordIsASuiteWhoseSchemaIsItsKeys) {
   const auto& specs = python_suite_specs();
   ASSERT_GE(specs.size(), 3u);

@@ -16,10 +16,14 @@ understand (an expression, a function, a context, a step key, an action, a shell
 its name, so a template change this test cannot follow is caught, never skipped.
 
 Cost: one fresh venv (`--system-site-packages`, as a runner has its own torch) serves both rows. The
-template's `pip install --no-build-isolation` of the checkout builds its wheel in the already-built
-build tree (scikit-build-core's build-dir, through SKBUILD_* variables, with the cmake defines the
-tree was configured with), so nothing compiles: each install takes a few seconds. The runs are
-narrowed with CROSSDEV_RUN_ARGS, which the template passes to `crossdev run`.
+template's `pip install --no-build-isolation` of the checkout builds its wheel in a build tree of this
+test's own, `<build dir>-ci-template` beside the main one (scikit-build-core's build-dir, through SKBUILD_*
+variables, with the cmake defines the main tree was configured with), never in the main build folder, so
+a source edited while `make test` runs cannot fail this test or change what the other tests run. The test
+builds that tree first (kept between runs, so it is incremental; on a first run ccache, keyed on paths
+relative to the checkout, makes it cheap: cmake/CrossdevBuildSpeed.cmake), so each install then compiles
+nothing and takes a few seconds. The runs are narrowed with CROSSDEV_RUN_ARGS, which the template passes
+to `crossdev run`.
 """
 import fnmatch
 import json
@@ -525,12 +529,15 @@ def _cmake_cache(build_dir):
     return cache
 
 
-def _skbuild_env(repo_root, build_dir):
-    """pip's wheel build reuses the configured build tree: its folder, and the cmake defines of
-    pyproject's [tool.scikit-build.cmake.define] at the values the tree was configured with (so the
-    tree is neither reconfigured nor rebuilt), and no Python hints (the tree keeps the interpreter it was
-    configured with, not this test's temporary venv). PIP_CONFIG_SETTINGS cannot carry this: pip reads
-    only one KEY=VALUE from it."""
+def _own_build_dir(build_dir):
+    """This test's build tree: beside the main one, at the same depth under the checkout (so ccache's paths,
+    relative to the checkout, are the main tree's), named after it (`/build*/` is ignored by git)."""
+    return build_dir.parent / f"{build_dir.name}-ci-template"
+
+
+def _skbuild_defines(repo_root, build_dir):
+    """The cmake defines of pyproject's [tool.scikit-build.cmake.define], and the interpreter, at the values
+    the main tree was configured with: the same flags, so ccache serves the main tree's compilations."""
     cache = _cmake_cache(build_dir)
     names = ["CROSSDEV_BUILD_TESTS", "CROSSDEV_BUILD_BENCH", "CROSSDEV_BUILD_PYTHON", "CROSSDEV_PYTHON_EXECUTABLE"]
     try:
@@ -542,8 +549,28 @@ def _skbuild_env(repo_root, build_dir):
         for key in pyproject["tool"]["scikit-build"].get("cmake", {}).get("define", {}):
             if key not in names:
                 names.append(key)
-    defines = [f"{k}={cache[k]}" for k in names if k in cache]
-    return {"SKBUILD_BUILD_DIR": str(build_dir), "SKBUILD_CMAKE_DEFINE": ";".join(defines),
+    return [f"{k}={cache[k]}" for k in names if k in cache]
+
+
+def _prepare_own_build(repo_root, build_dir):
+    """Configures and builds this test's own tree (incremental after its first run) with the main tree's
+    defines; returns its folder. The template's pip installs then find it built."""
+    own = _own_build_dir(build_dir)
+    defines = [f"-D{d}" for d in _skbuild_defines(repo_root, build_dir)]
+    if not (own / "build.ninja").exists():
+        subprocess.run(["cmake", "-S", str(repo_root), "-B", str(own), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+                        *defines], check=True, capture_output=True, text=True)
+    r = subprocess.run(["cmake", "--build", str(own), "-j", str(os.cpu_count() or 2)], capture_output=True, text=True)
+    assert r.returncode == 0, f"building {own} failed:\n{(r.stdout + r.stderr)[-4000:]}"
+    return own
+
+
+def _skbuild_env(repo_root, build_dir, own):
+    """pip's wheel build reuses this test's configured build tree `own`: its folder, and the cmake defines
+    it was configured with (so the tree is neither reconfigured nor rebuilt), and no Python hints (the tree
+    keeps the interpreter it was configured with, not this test's temporary venv). PIP_CONFIG_SETTINGS
+    cannot carry this: pip reads only one KEY=VALUE from it."""
+    return {"SKBUILD_BUILD_DIR": str(own), "SKBUILD_CMAKE_DEFINE": ";".join(_skbuild_defines(repo_root, build_dir)),
             "SKBUILD_CMAKE_PYTHON_HINTS": "false"}
 
 
@@ -811,7 +838,8 @@ def test_template_runs_on_this_host(workflow, repo_root, build_dir, tmp_path):
     (plain / "python3").symlink_to(base)
 
     env = _host_env()
-    env.update(_skbuild_env(repo_root, build_dir))
+    own = _prepare_own_build(repo_root, build_dir)
+    env.update(_skbuild_env(repo_root, build_dir, own))
     env.update({"PIP_NO_DEPS": "1", "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
                 "CROSSDEV_RUN_ARGS": RUN_ARGS})
     emulator = Emulator(workflow, repo_root, tmp_path, env)
@@ -842,7 +870,7 @@ def test_template_runs_on_this_host(workflow, repo_root, build_dir, tmp_path):
         assert installs and all(r.rc == 0 for r in installs), transcript
         for r in installs:
             assert r.seconds < INSTALL_LIMIT_S, \
-                f"{r.label} took {r.seconds:.0f}s: the wheel build should reuse {build_dir} and compile nothing\n" \
+                f"{r.label} took {r.seconds:.0f}s: the wheel build should reuse {own} and compile nothing\n" \
                 f"{r.output[-3000:]}"
     assert (venv / "bin" / "crossdev").exists(), "the install put no `crossdev` command into the runner's venv"
 

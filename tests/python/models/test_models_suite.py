@@ -242,16 +242,26 @@ def test_one_python_worker_serves_every_row_and_a_crash_costs_only_its_case(cli,
 
 
 def test_transformers_rows_pass_on_sims_cuda_mps_xpu_and_name_xlas_split_ties(cli, tmp_path):
-    """matrices/models/models_transformers.yaml, as make report runs it, with sim's legitimate divergences on:
+    """matrices/models/models_transformers.yaml, in float32 (make report runs bfloat16 too), with sim's legitimate divergences on:
     GPT-2 and BERT agree on cuda, mps and xpu (their .to() keeps the ties); on xla the split ties are named with
     the remedy and expected (matrices/models/expectations/models/xla.yaml)."""
     pytest.importorskip("transformers")
+    yaml = pytest.importorskip("yaml")
+    # The file's rows in float32 only (make test's budget: bfloat16 runs in make report), its expectations beside.
+    source = ROOT / "matrices" / "models"
+    document = yaml.safe_load((source / "models_transformers.yaml").read_text())
+    for row in document["cases"]:
+        row["dtypes"] = ["float32"]
+    matrix = tmp_path / "models_transformers.yaml"
+    matrix.write_text(yaml.safe_dump(document))
+    (tmp_path / "expectations" / "models").mkdir(parents=True)
+    (tmp_path / "expectations" / "models" / "xla.yaml").write_text((source / "expectations" / "models" / "xla.yaml").read_text())
     bundle = tmp_path / "b.json"
-    proc = cli("run", "--matrix", ROOT / "matrices" / "models" / "models_transformers.yaml", "--import", EXAMPLES,
+    proc = cli("run", "--matrix", matrix, "--import", EXAMPLES,
                "--simulate", "cuda:2,mps,xpu,xla:1", "--out", bundle, env={**ENV, "CROSSDEV_SIM_DIVERGE": "all"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     cases = {c["id"]: c for c in json.loads(bundle.read_text())["cases"]}
-    assert len(cases) == 16
+    assert len(cases) == 8
     for case_id, case in cases.items():
         kind = case_id.split("/")[1]
         assert case["execution"] == "simulated", case
@@ -265,11 +275,11 @@ def test_transformers_rows_pass_on_sims_cuda_mps_xpu_and_name_xlas_split_ties(cl
     agreement = [sys.executable, "-m", "crossdev.models.agreement", "--import-path", str(EXAMPLES), "--simulated"]
     env = {**os.environ, **ENV}
     gpt2_only = tmp_path / "gpt2.json"
-    document = json.loads(bundle.read_text())
-    document["cases"] = [c for c in document["cases"] if c["row_id"] == "models.gpt2" and c["id"].endswith("float32")]
+    document = json.loads(bundle.read_text())  # a pass and an xfail
+    document["cases"] = [c for c in document["cases"] if c["id"] in ("models.gpt2/cuda/float32", "models.gpt2/xla/float32")]
     gpt2_only.write_text(json.dumps(document))
     done = subprocess.run([*agreement, str(gpt2_only)], capture_output=True, text=True, env=env, timeout=600)
-    assert done.returncode == 0 and "4 of 4 models cases (real or simulated) agree" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 0 and "2 of 2 models cases (real or simulated) agree" in done.stdout, done.stdout + done.stderr
     document["cases"][0]["status"] = "fail"
     gpt2_only.write_text(json.dumps(document))
     done = subprocess.run([*agreement, str(gpt2_only)], capture_output=True, text=True, env=env, timeout=600)

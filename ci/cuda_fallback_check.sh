@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Configure crossdev against a CUDA LibTorch without a CUDA toolkit of its major version
-# (cmake/CrossdevCuda.cmake; README.md, "Other LibTorch builds"). Five configures, nothing built:
+# (cmake/CrossdevCuda.cmake; docs/building.md, "Other LibTorch builds"). Five configures, nothing built:
 #   hidden     no nvcc anywhere crossdev looks          AUTO: configures, without CUDA kernels, one line why
 #   hidden     the same, -DCROSSDEV_ENABLE_CUDA=ON       fails, naming LibTorch's CUDA version
 #   mismatch   CUDACXX = a stand-in nvcc of another major version   AUTO: as above, naming both versions

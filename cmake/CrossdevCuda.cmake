@@ -1,4 +1,4 @@
-# Building against a CUDA LibTorch (README.md, "Other LibTorch builds").
+# Building against a CUDA LibTorch (docs/building.md, "Other LibTorch builds").
 #
 # LibTorch's CMake package looks for the CUDA toolkit itself, inside find_package(Torch), with
 # its own copies of FindCUDA/FindCUDAToolkit. Out of the box that fails in four ways against the

@@ -13,7 +13,7 @@
 #   python3 -m pip download --no-deps --only-binary=:all: -d .gpu-deps/wheels expecttest==0.3.0 html5lib==1.1 webencodings==0.6.1
 # The .debs (Debian bookworm builds; they run on the Ubuntu 24.04 image) are unpacked into /opt/deps, never into /.
 # CROSSDEV_GPU_PRELOAD_STDCXX=1 runs the test, report and peers phases with libstdc++ preloaded (the
-# workaround for builds from before cmake/CrossdevLinking.cmake's rules; README.md).
+# workaround for builds from before cmake/CrossdevLinking.cmake's rules; docs/building.md, "Linking").
 # GPU_DEADLINE_S bounds the whole run (default 560 s); each phase gets what is left, minus what the later
 # phases are promised. Results go to $OUT: summary.txt, logs.tgz, report.tgz (bundle, HTML, junit),
 # peers.tgz (the CUDA peers JSON and its summary); each is rewritten after every phase, so a cut run
@@ -171,7 +171,7 @@ except Exception as e:
 }
 
 run_smoke() {
-  # The checks that failed on a GPU host before (README.md, docs/benchmarks.md), after a build: the error
+  # The checks that failed on a GPU host before (docs/history.md, docs/benchmarks.md), after a build: the error
   # classifier's gtest cases; the Python files whose calls crashed, the binding checks, and the files that
   # registered sim beside the real cuda; one line per test. Minutes, where `all` takes the whole deadline.
   preload_stdcxx

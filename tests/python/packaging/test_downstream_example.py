@@ -43,8 +43,8 @@ def crossdev_cmake_prefix():
 
 @pytest.fixture(scope="module")
 def example_build(build_dir):
-    """Configures and builds the example the way its README says: crossdev's LibTorch, and the
-    installed crossdev through find_package(crossdev)."""
+    """Configures and builds the example the way docs/ops.md says ("Check your own kernels: examples/downstream/"):
+    crossdev's LibTorch, and the installed crossdev through find_package(crossdev)."""
     cache = cache_entries(build_dir)
     out = build_dir / "examples" / "downstream"
     prefix = crossdev_cmake_prefix()

@@ -7,7 +7,8 @@
 #      with ccache under the cache keyed on paths relative to the clone (a new clone hits the cache);
 #   3. PJRT_DEVICE=CPU (unless set): the catalog with seed 001's claims (matrices/claims.yaml), the models and
 #      the OpInfo sweep bounded for XLA (matrices/xla/) with xla a REAL device, nothing simulated, into
-#      reports/xla/ (bundle, JUnit, HTML); with reports/out/bundle.json from make report there,
+#      reports/xla/ (bundle, JUnit, HTML; repro/: the `crossdev repro` script of every wrong result, each
+#      checked to exit 1 on xla and 0 on the CPU); with reports/out/bundle.json from make report there,
 #      reports/merged/ shows both runners.
 # Exit: the conformance verdict of step 3 (0 pass, 1 failure, 2 bad input or a setup step that failed).
 # Environment: CROSSDEV_CACHE_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/crossdev), JOBS, PYTHON (creates
@@ -93,6 +94,15 @@ if [[ -f "$out/bundle.json" ]]; then
   a=$?
   say "compare_model against the rows: rc=$a in $((SECONDS - ts))s"
   ((a != 0 && rc == 0)) && rc=$a
+  # Every genuine wrong result (fail, or xfail under a numerics entry) comes with a `crossdev repro` script that
+  # reproduces it with torch_xla alone, outside the repository (python/crossdev/repro_check.py), kept in $out/repro/.
+  ts=$SECONDS
+  rm -rf "$out/repro"
+  out_abs="$(cd "$out" && pwd)"
+  (cd "${TMPDIR:-/tmp}" && "$python" -m crossdev.repro_check "$out_abs/bundle.json" --keep "$out_abs/repro") 2>&1 | tail -n 12
+  r=${PIPESTATUS[0]}
+  say "repro scripts against their cases: rc=$r in $((SECONDS - ts))s (scripts in $out/repro/)"
+  ((r != 0 && rc == 0)) && rc=$r
 fi
 if [[ -f reports/out/bundle.json && -f "$out/bundle.json" ]]; then
   "$python" -m crossdev report reports/out/bundle.json "$out/bundle.json" --out reports/merged > /dev/null &&

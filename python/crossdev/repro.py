@@ -252,6 +252,20 @@ def script_text(case: dict, record: dict, bundle_path: str, device: str, tensors
     sample_src = (f"({_value_source(s['input'], tensors_file)}, {_value_source(s['args'], tensors_file)}, "
                   f"{_value_source(s['kwargs'], tensors_file)})")
     grads_src = _value_source(s["grad_outputs"], tensors_file)
+    before = record.get("before") or []
+    before_src = "BEFORE = [" + "".join(
+        f"\n    ({b['sample']!r}, {b['seed']!r}, lambda T, device: ({_value_source(b['structure']['input'], tensors_file)}, "
+        f"{_value_source(b['structure']['args'], tensors_file)}, {_value_source(b['structure']['kwargs'], tensors_file)})),"
+        for b in before) + ("\n]" if before else "]")
+    if before:
+        replay_doc = (f"\nThe {len(before)} sample(s) the case ran on the device before this one (op_db samples "
+                      f"{', '.join(str(b['sample']) for b in before)}) run first, in the same order, their results unused:\n"
+                      "a device that reuses a compiled graph for another argument fails only after them; --alone skips them.")
+    elif record.get("before_left_out"):
+        replay_doc = (f"\nThe {record['before_left_out']} sample(s) the case ran before this one are not replayed (too large to "
+                      "record inline: rerun with --export-samples DIR to include them).")
+    else:
+        replay_doc = ""
     call_defs, call = _callable_source(record["call"], "call")
     process_defs, process = _callable_source(record["process"], "process") if record.get("process") else ("", "")
     kind = record["device_kind"].split("@")[0]
@@ -273,9 +287,9 @@ crossdev's verdict: {case["status"]}: {case.get("message", "")[:600]}
 {what}. The call is {call.splitlines()[0][:120]}
 {"with op_db's output_process_fn_grad applied to both results" if process else ""}. Tolerance: rtol={record["rtol"]!r},
 atol={record["atol"]!r} ({record["tolerance_source"]}), torch.testing.assert_close with equal_nan=True.
-Recorded with torch {record["torch"]}.
+Recorded with torch {record["torch"]}.{replay_doc}
 
-    python3 {SCRIPT_NAME} [--device DEV]   # default {device}; exit 1 while the device differs from the CPU
+    python3 {SCRIPT_NAME} [--device DEV] [--alone]   # default {device}; exit 1 while the device differs from the CPU
                                            # ({"raises" if record["kind"] == "raised" else "differs"}), 0 once fixed
 """
 '''
@@ -287,7 +301,9 @@ import torch
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
 parser.add_argument("--device", default={device!r}, help="the device to run on (default: %(default)s); cpu: the golden itself")
-DEVICE_ARG = parser.parse_args().device
+parser.add_argument("--alone", action="store_true", help="the failing sample alone, without the samples the case ran before it")
+ARGS = parser.parse_args()
+DEVICE_ARG = ARGS.device
 if DEVICE_ARG.split(":")[0] == "xla":
     import torch_xla  # noqa: F401  (registers the xla device)
 
@@ -323,6 +339,10 @@ def sample(device):
 
 def _with(T, device):
     return {sample_src}
+
+
+# (op_db sample, seed, the sample from T) of the samples the case ran on the device before this one, in order
+{before_src}
 
 
 def flatten(x):
@@ -370,9 +390,21 @@ def process(result):
 
 
 def run(device):
-    """The results crossdev compared: the outputs (forward) or the inputs' gradients (backward)."""
+    """The results crossdev compared: the outputs (forward) or the inputs' gradients (backward), after the
+    samples the case ran before this one (BEFORE; not with --alone), on the same device, results unused."""
+    for _, seed, make in ([] if ARGS.alone else BEFORE):
+        torch.manual_seed(seed)
+        moved = [t.detach().clone().to(device).requires_grad_(t.requires_grad) for t in T]
+        try:
+            results(*make(moved, device), device)
+        except Exception as e:  # the case went on past a sample that raised: so does the script
+            print(f"{{device}}: an earlier sample raised {{type(e).__name__}}: {{str(e)[:200]}}")
     torch.manual_seed(SEED)
-    inp, args, kwargs = sample(device)
+    return results(*sample(device), device)
+
+
+def results(inp, args, kwargs, device):
+    """One sample's results, on the CPU (on a lazy device, copying them runs the graph)."""
     result = process(call(inp, args, kwargs, device))
     if CHECK == "forward":  # the outputs, then the sample's tensors after the call (an op updates some in place)
         values = flatten(result) + [t for t in flatten((inp, args, kwargs)) if isinstance(t, torch.Tensor)]

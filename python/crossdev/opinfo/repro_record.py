@@ -25,6 +25,7 @@ import textwrap
 SCHEMA = "crossdev.repro_sample"
 VERSION = 1
 INLINE_BYTES = 16384
+BEFORE_MAX = 8  # the samples before the failing one a record replays, the last ones
 EXPORT_ENV = "CROSSDEV_EXPORT_SAMPLES"
 # where a callable of op_db is looked up by its name when its own module path does not resolve to it
 _NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft", "torch.Tensor",
@@ -268,9 +269,12 @@ def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", text)
 
 
-def build(op, case, index, cpu_sample, variant, check, tol, grad_outputs, seed, kind="mismatch") -> dict:
+def build(op, case, index, cpu_sample, variant, check, tol, grad_outputs, seed, kind="mismatch", before=()) -> dict:
     """The record of one failing sample (raises Unrecordable); `kind`: "mismatch" (the results differ) or
-    "raised" (the device raised: the script is the call alone)."""
+    "raised" (the device raised: the script is the call alone). `before`: (index, seed, CPU sample) of the
+    samples the device ran before it in the case, at most BEFORE_MAX, the last ones: the script runs them on the
+    device first, as the case did (a device that reuses a compiled graph for another argument fails only after
+    them: torch_xla's pixel_shuffle, pytorch/xla#8353's class)."""
     import torch
 
     fn = {"function": op.op, "out": op.op, "inplace": op.inplace_variant}[variant] if variant in (
@@ -286,6 +290,9 @@ def build(op, case, index, cpu_sample, variant, check, tol, grad_outputs, seed, 
     structure = {"input": enc.value(cpu_sample.input), "args": enc.value(tuple(cpu_sample.args)),
                  "kwargs": enc.value(dict(cpu_sample.kwargs)),
                  "grad_outputs": enc.value(list(grad_outputs or []))}
+    replayed = [{"sample": i, "seed": s, "structure": {"input": enc.value(b.input), "args": enc.value(tuple(b.args)),
+                                                     "kwargs": enc.value(dict(b.kwargs))}}
+                for i, s, b in list(before)[-BEFORE_MAX:]]
     details = case["details"]
     return {"schema": SCHEMA, "version": VERSION, "case": case["id"], "kind": kind, "op": details["op"], "sample": index,
             "check": check, "variant": variant, "call": call, "process": process,
@@ -293,7 +300,37 @@ def build(op, case, index, cpu_sample, variant, check, tol, grad_outputs, seed, 
             "dtype": details["dtype"], "rtol": tol.rtol, "atol": tol.atol, "tolerance_source": tol.source,
             "tf32": {"matmul": bool(torch.backends.cuda.matmul.allow_tf32),
                      "cudnn": bool(torch.backends.cudnn.allow_tf32)},
-            "seed": seed, "torch": torch.__version__, "structure": structure, "tensors": enc.tensors}
+            "seed": seed, "torch": torch.__version__, "structure": structure, "before": replayed,
+            "tensors": enc.tensors}
+
+
+def _without_before(record) -> dict:
+    """The record without the samples before the failing one (a record too large to be inline with them)."""
+    used = set()
+
+    def walk(node):
+        if isinstance(node, dict):
+            if set(node) == {"tensor"}:
+                used.add(node["tensor"])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+    walk(record["structure"])
+    order = sorted(used)
+    new_index = {old: new for new, old in enumerate(order)}
+
+    def renumber(node):
+        if isinstance(node, dict):
+            if set(node) == {"tensor"}:
+                return {"tensor": new_index[node["tensor"]]}
+            return {k: renumber(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [renumber(v) for v in node]
+        return node
+    return dict(record, structure=renumber(record["structure"]), tensors=[record["tensors"][i] for i in order],
+                before=[], before_left_out=len(record["before"]))
 
 
 def store(case, record) -> None:
@@ -303,6 +340,9 @@ def store(case, record) -> None:
     details = case["details"]
     details["reproduce"] = f"crossdev repro BUNDLE '{case['id']}' (BUNDLE: this run's --out; docs/repro.md)"
     nbytes = sum(t.numel() * t.element_size() for t in record["tensors"])
+    if nbytes > INLINE_BYTES and record.get("before") and not os.environ.get(EXPORT_ENV):
+        record = _without_before(record)  # the failing sample alone, inline, rather than no script
+        nbytes = sum(t.numel() * t.element_size() for t in record["tensors"])
     if nbytes <= INLINE_BYTES:
         doc = dict(record, tensors=[tensor_doc(t) for t in record["tensors"]])
         details["repro_sample"] = json.dumps(doc, separators=(",", ":"))
@@ -321,13 +361,13 @@ def store(case, record) -> None:
     details["repro_sample_file"] = path
 
 
-def record(op, case, index, cpu_sample, variant, check, tol, grad_outputs, seed, kind="mismatch") -> None:
+def record(op, case, index, cpu_sample, variant, check, tol, grad_outputs, seed, kind="mismatch", before=()) -> None:
     """Record the first failing sample of `case` once; a failure to record is said in details.repro."""
     details = case["details"]
     if "repro_sample" in details or "repro_sample_file" in details or "repro" in details:
         return
     try:
-        store(case, build(op, case, index, cpu_sample, variant, check, tol, grad_outputs, seed, kind))
+        store(case, build(op, case, index, cpu_sample, variant, check, tol, grad_outputs, seed, kind, before))
     except Unrecordable as e:
         details["repro"] = f"no standalone script: {e}"
     except Exception as e:  # noqa: BLE001  a record is evidence for later: it never changes the case's verdict

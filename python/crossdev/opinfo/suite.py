@@ -292,6 +292,7 @@ def _run_samples(op, case, row, device, device_type, dtype, check, variant, tol,
     random_ops_seen = []
     worst = samples.Outcome()
     wanted = row_check.max_samples(row)
+    ran = []  # (index, the CPU sample before the calls) of the samples the device ran: `crossdev repro` replays them
     for index, sample in enumerate(_made_on_device(sample_iter, found.errors, device)):
         if found.compared >= wanted:
             break
@@ -305,10 +306,12 @@ def _run_samples(op, case, row, device, device_type, dtype, check, variant, tol,
         except samples.DeviceError as e:
             found.errors.append(f"sample {index} (shapes {samples.shapes_of(sample)}): {e}")
             if not found.failing:  # `crossdev repro`: the call alone, on the sample the device raised on
-                _record_repro(op, case, index, sample, variant, check, tol, [], seed + index, "raised")
+                _record_repro(op, case, index, sample, variant, check, tol, [], seed + index, "raised", ran)
             continue
+        pristine = getattr(o, "pristine_sample", None)
         if not o.elements and not o.mismatch:
             found.empty += 1
+            ran.append((index, pristine))
             continue
         found.compared += 1
         found.updated_inputs += o.updated_inputs
@@ -335,8 +338,9 @@ def _run_samples(op, case, row, device, device_type, dtype, check, variant, tol,
                     case["details"].pop("repro", None)
                     case["details"].pop("reproduce", None)
                     used = tf32_tol if (tf32_tol is not None and o.tf32_ops) else tol
-                    _record_repro(op, case, index, getattr(o, "pristine_sample", None) or golden_sample, variant, check, used,
-                                  o.kept.grad_outputs if o.kept is not None else [], seed + index)
+                    _record_repro(op, case, index, pristine or golden_sample, variant, check, used,
+                                  o.kept.grad_outputs if o.kept is not None else [], seed + index, "mismatch", ran)
+        ran.append((index, pristine))
     case["metrics"] = {"samples": found.compared, "failing_samples": len(found.failing), "max_abs": worst.max_abs,
                        "max_rel": worst.max_rel, "max_ulp": worst.max_ulp}
     if found.empty:
@@ -357,14 +361,16 @@ def _run_samples(op, case, row, device, device_type, dtype, check, variant, tol,
     return found
 
 
-def _record_repro(op, case, index, sample, variant, check, tol, grad_outputs, seed, kind="mismatch") -> None:
-    """The sample `crossdev repro` rebuilds the case from (repro_record.py), its tensors on the CPU."""
+def _record_repro(op, case, index, sample, variant, check, tol, grad_outputs, seed, kind="mismatch", ran=()) -> None:
+    """The sample `crossdev repro` rebuilds the case from (repro_record.py), its tensors on the CPU, after the
+    samples the device ran before it in this case (`ran`: (index, CPU sample); their seeds follow `seed`'s rule)."""
     try:
         cpu_sample = sample if samples._on_cpu(sample) else samples.on_cpu(op, sample)
     except Exception as e:  # noqa: BLE001  (a device that cannot copy its own sample back)
         case["details"]["repro"] = f"no standalone script: the sample could not be copied to the CPU ({type(e).__name__})"
         return
-    repro_record.record(op, case, index, cpu_sample, variant, check, tol, grad_outputs, seed, kind)
+    before = [(i, seed - index + i, s) for i, s in ran if s is not None]
+    repro_record.record(op, case, index, cpu_sample, variant, check, tol, grad_outputs, seed, kind, before)
 
 
 def _made_on_device(sample_iter, errors, device):
@@ -444,7 +450,9 @@ def _reverse_order_rerun(op, case, row, device, device_type, dtype, check, varia
                          failing) -> str:
     """A failing case on a lazy device (xla), its samples run again in reverse order: a sample whose result
     depends on the graphs compiled before it (torch_xla reusing a cached graph for another argument, as
-    pixel_shuffle's upscale factor) fails in one order only. Either way the case stays failed."""
+    pixel_shuffle's upscale factor) may fail in one order only. The graphs compiled in op_db's order are still
+    cached, so the same failures in both orders do not clear the order: the repro script's --alone does (it
+    runs in a fresh process). Either way the case stays failed."""
     failed_forward = {int(line.split()[1]) for line in failing}
     items = []
     for index, sample in enumerate(_sample_iter(op, device, dtype, check, variant, case["details"]["device_kind"])):
@@ -461,7 +469,9 @@ def _reverse_order_rerun(op, case, row, device, device_type, dtype, check, varia
         if o.mismatch:
             failed_reversed.add(index)
     if failed_reversed == failed_forward:
-        verdict = "the same samples fail in reverse order: not an effect of the graphs compiled before them"
+        verdict = ("the same samples fail in reverse order (the graphs the first order compiled stay cached in this "
+                   "process, so this does not rule out a graph-cache bug: `crossdev repro`'s script with and without "
+                   "--alone does)")
     else:
         only_forward = sorted(failed_forward - failed_reversed)
         only_reverse = sorted(failed_reversed - failed_forward)

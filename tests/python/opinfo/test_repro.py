@@ -25,9 +25,10 @@ pytestmark = requires_sim
 
 TANH = "crossdev_test_aten_mutant_tanh_off_by_1_in_256"
 RUNNING_STATS = "crossdev_test_aten_mutant_batch_norm_running_stats_frozen"
+GRAPH_CACHE = "crossdev_test_aten_mutant_pixel_shuffle_graph_cache"
 MATRIX = """suite: opinfo
 cases:
-  - {id: r, source: "issue 51", intent: "crossdev repro", opinfo: [tanh, sin, native_batch_norm], devices: [cuda],
+  - {id: r, source: "issue 51", intent: "crossdev repro", opinfo: [tanh, sin, native_batch_norm, nn.functional.pixel_shuffle], devices: [cuda],
      dtypes: [float32], checks: [forward, backward], max_samples: 3}
 """
 ERROR_MATRIX = """suite: opinfo
@@ -43,7 +44,7 @@ profile, libs, script = sys.argv[1], sys.argv[2], sys.argv[3]
 crossdev.sim.set_profile(profile)
 for lib in filter(None, libs.split(os.pathsep)):
     torch.ops.load_library(lib)
-sys.argv = [script, "--device", "sim"]
+sys.argv = [script, "--device", "sim", *sys.argv[4:]]
 runpy.run_path(script, run_name="__main__")
 """.replace("import runpy, sys", "import os, runpy, sys")
 # the script alone, with crossdev and op_db unimportable
@@ -65,9 +66,9 @@ def run_isolated(script):
                           env=_env_without_pythonpath(), cwd=script.parent, timeout=300)
 
 
-def run_on_sim(script, profile, libraries):
-    return subprocess.run([sys.executable, "-c", LAUNCHER, profile, os.pathsep.join(map(str, libraries)), str(script)],
-                          capture_output=True, text=True, timeout=300)
+def run_on_sim(script, profile, libraries, *args):
+    return subprocess.run([sys.executable, "-c", LAUNCHER, profile, os.pathsep.join(map(str, libraries)), str(script),
+                           *args], capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +76,7 @@ def mutant_run(cli, tmp_path_factory, built_library):
     tmp = tmp_path_factory.mktemp("repro")
     (tmp / "m.yaml").write_text(MATRIX)
     bundle = tmp / "bundle.json"
-    libraries = [built_library(TANH), built_library(RUNNING_STATS)]
+    libraries = [built_library(TANH), built_library(RUNNING_STATS), built_library(GRAPH_CACHE)]
     proc = cli("run", "--matrix", tmp / "m.yaml", "--simulate", "cuda", "--out", bundle,
                *[a for lib in libraries for a in ("--load-library", lib)])
     assert bundle.exists(), proc.stdout + proc.stderr
@@ -102,6 +103,25 @@ def test_the_script_fails_on_the_mutant_and_passes_on_the_cpu_and_without_it(mut
     assert "FAIL:" in bad.stdout and "worst element" in bad.stdout, bad.stdout[-2000:]
     good = run_on_sim(script, "cuda-like", [])
     assert good.returncode == 0, good.stdout[-2000:] + good.stderr[-2000:]
+
+
+def test_a_failure_that_needs_the_samples_before_it_is_reproduced_by_replaying_them(mutant_run, cli):
+    """The graph-cache mutant (pixel_shuffle reuses the first result of the same input sizes, torch_xla 2.9's
+    bug): sample 1 fails only after sample 0 ran. The script replays sample 0 first: exit 1 with the mutant, 0
+    with --alone (the failing sample by itself) and 0 without the mutant."""
+    tmp, bundle, cases, libraries = mutant_run
+    case_id = "r/nn.functional.pixel_shuffle/cuda/float32/forward"
+    assert cases[case_id]["status"] == "fail", cases[case_id]
+    out = tmp / "graph_cache"
+    assert cli("repro", bundle, case_id, "--out", out).returncode == 0
+    script = out / "repro.py"
+    assert "BEFORE = [\n    (0, " in script.read_text()
+    assert run_isolated(script).returncode == 0
+    bad = run_on_sim(script, "cuda-like", libraries)
+    assert bad.returncode == 1 and "FAIL:" in bad.stdout, bad.stdout[-2000:]
+    alone = run_on_sim(script, "cuda-like", libraries, "--alone")
+    assert alone.returncode == 0, alone.stdout[-2000:] + alone.stderr[-2000:]
+    assert run_on_sim(script, "cuda-like", []).returncode == 0
 
 
 def test_an_update_in_place_is_what_the_batch_norm_script_catches(mutant_run, cli):
@@ -237,3 +257,25 @@ def test_op_dbs_callables_are_spelled_as_source_that_does_the_same():
     assert checked >= 3
     with pytest.raises(repro_record.Unrecordable, match="wrapper_set_seed"):
         repro_record.source_of(ops["uniform"].op, "the op's callable")
+
+
+def test_repro_check_takes_the_genuine_wrong_results_on_real_devices_only(tmp_path, capsys):
+    """make xla's check of the scripts (python/crossdev/repro_check.py) picks a `fail` and an `xfail` under a
+    numerics entry that ran on a real device; not an unimplemented xfail, a pass, or a simulated case. Its
+    script for a case it cannot write is a disagreement (exit 1); a bundle it cannot read is exit 2."""
+    from crossdev import repro_check
+
+    def case(i, status, execution="real", expected_class=None):
+        details = {"expected_class": expected_class} if expected_class else {}
+        return {"id": f"r/op{i}/xla/float32/forward", "suite": "opinfo", "status": status, "execution": execution,
+                "details": details}
+    cases = [case(0, "fail"), case(1, "xfail", expected_class="numerics"), case(2, "xfail", expected_class="unimplemented"),
+             case(3, "pass"), case(4, "fail", execution="simulated"), case(5, "error")]
+    assert [c["id"] for c in repro_check.cases_to_check({"cases": cases})] == [cases[0]["id"], cases[1]["id"]]
+    bundle = tmp_path / "b.json"
+    bundle.write_text(json.dumps({"schema": "crossdev.bundle", "target": {}, "cases": cases}))
+    assert repro_check.main([str(bundle)]) == 1  # no sample recorded: no script, so no proof
+    assert "no script" in capsys.readouterr().out
+    bundle.write_text(json.dumps({"cases": [cases[3]]}))
+    assert repro_check.main([str(bundle)]) == 0 and "nothing checked" in capsys.readouterr().out
+    assert repro_check.main([str(tmp_path / "missing.json")]) == 2

@@ -487,8 +487,8 @@ int cmd_run(const std::vector<std::string>& argv) {
   if (quiet) progress.emplace(sel.files, ::isatty(STDOUT_FILENO) == 1);
   const ResultCallback print = [&](const CaseResult& r) {
     summary.add(r);
-    const bool loud = r.status != Status::Pass && r.status != Status::Skip;
-    if (loud || !quiet) {
+    // --quiet prints the cases that gate (the table's `gates`: fail, xpass, error, crash); an xfail is expected
+    if (!quiet || status_gates(r.status)) {
       if (progress) progress->clear();
       std::cout << "  " << status_name(r.status) << (r.execution == Execution::Simulated ? " [simulated] " : " ")
                 << r.id << (r.message.empty() ? "" : ": " + r.message) << "\n";

@@ -39,7 +39,7 @@
 #include "runner/python_runtimes.h"
 #include "runner/run_context.h"
 #include "runner/runner.h"
-#include "suites/opinfo_expectations.h"
+#include "suites/suite_expectations.h"
 #include "util/data_dir.h"
 #include "util/load_library.h"
 
@@ -299,7 +299,7 @@ int write_and_finish(const ParsedArgs& args, const conformance::RunContext& ctx,
   const int stopped_by = stop_signal();
   // Expectation entries this run proves stale (only where it ran every row they could match); a shard's
   // are only unmatched within its ops (stale where every shard lists them: the report folds them).
-  std::vector<StaleExpectation> stale = opinfo_unmatched_expectations(sel.files, sel.whole_files, results, ctx, stopped_by != 0);
+  std::vector<StaleExpectation> stale = unmatched_expectations(sel.files, sel.whole_files, results, ctx, stopped_by != 0);
   std::vector<StaleExpectation> shard_unmatched;
   if (ctx.shard_count > 1) shard_unmatched.swap(stale);
   for (const StaleExpectation& s : stale) std::cout << "crossdev run: warning: " << describe_stale(s) << "\n";

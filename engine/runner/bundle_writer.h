@@ -18,13 +18,14 @@ namespace crossdev::conformance {
 inline constexpr int kBundleSchemaVersion = 3;
 
 // An expectation entry that matched no case of a run that covered its whole scope (the opinfo
-// suite's rule: suites/opinfo_expectations.h); the bundle's `stale_expectations`.
+// suite's rule: suites/suite_expectations.h); the bundle's `stale_expectations`.
 struct StaleExpectation {
   std::string where;        // "file:line" of the entry
   std::string match;
   std::string status;       // xfail | skip
   std::string reason;
   std::string device_kind;  // the expectation file's kind
+  std::string suite;        // the suite whose expectation file it is (not written: the path names it)
 };
 
 struct BundleInput {

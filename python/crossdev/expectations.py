@@ -1,18 +1,20 @@
-"""`crossdev expectations accept BUNDLE...`: rewrite the opinfo suite's expectation files,
-<matrix folder>/expectations/opinfo/<kind>.yaml (docs/opinfo.md), from what one or more runs found.
+"""`crossdev expectations accept BUNDLE...`: rewrite the expectation files of every suite whose record allows
+them (python_suites.json's `expectations`: opinfo, models), <matrix folder>/expectations/<suite>/<kind>.yaml
+(docs/opinfo.md, docs/models.md), from what one or more runs found.
 
 usage: crossdev expectations accept BUNDLE... [--dry-run]
 
-For every opinfo case of the bundles (bundle.json or a bundle set from `crossdev merge`):
+For every case of those suites in the bundles (bundle.json or a bundle set from `crossdev merge`):
   - a new failure (fail, error or crash: no entry expected it) becomes an `xfail` entry with its class
     (crash, dtype_unsupported, unimplemented or numerics, see failure_class), the case's message as
     its reason (led by the runtime's version on a device a Python package provides: "(torch_xla 2.9.0 on
     torch 2.9.0)"), and the execution it was seen under (real or simulated), so a gap of the sim backend
-    never expects a failure of the real device. Where every case that ran of an op on a device kind
-    (or of an op and dtype) failed with one class, one glob entry stands for all of them;
+    never expects a failure of the real device. Where every case that ran under one prefix of the case id
+    failed with one class (the suite's record names the id's segments: opinfo's row/op/kind and
+    row/op/kind/dtype, a model's row/kind), one glob entry stands for all of them;
   - an entry that now passes (its cases are `xpass`, none `xfail`) is removed;
   - an entry a bundle lists as stale (`stale_expectations`: the engine found it matches no case of a
-    run that ran every row it could match, engine/suites/opinfo_expectations.h) is removed, and so
+    run that ran every row it could match, engine/suites/suite_expectations.h) is removed, and so
     is one that all N shards of a sharded run list as unmatched (crossdev.report.shards folds them);
   - a `harness` error (crossdev.harness_error: crossdev's own code failed, not the device) is never
     accepted: it is listed as crossdev's bug to fix, and the command exits 2 after writing the rest;
@@ -34,7 +36,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from crossdev import harness_error
+from crossdev import harness_error, python_suites
 from crossdev.case_statuses import FAILED_STATUSES
 from crossdev._command import ArgumentParser, guarded
 from crossdev.report.atomic import write_text_atomically
@@ -47,10 +49,12 @@ PROG = "crossdev expectations"
 FAILED = FAILED_STATUSES
 DTYPE_WORDS = ("Half", "BFloat16", "Float8", "ComplexFloat", "ComplexDouble", "Double", "dtype")
 REASON_CHARS = 200
+# the suites whose record allows expectation files, and what an accepted entry is (the first allowed status)
+SUITES = {name: spec for name, spec in python_suites.SUITES.items() if spec.get("expectations")}
 
 
 def parse_args(argv):
-    p = ArgumentParser(prog=PROG, description="Rewrite matrices' expectations/opinfo/<kind>.yaml from runs' bundles.")
+    p = ArgumentParser(prog=PROG, description="Rewrite matrices' expectations/<suite>/<kind>.yaml from runs' bundles.")
     sub = p.add_subparsers(dest="action", required=True, metavar="accept")
     accept = sub.add_parser("accept", help="add new failures, remove entries that now pass, keep the rest")
     accept.add_argument("bundles", nargs="+", metavar="BUNDLE", help="bundle.json files or bundle sets")
@@ -75,13 +79,35 @@ def failure_class(case) -> str:
 
 def expectations_path(case) -> Path:
     """The engine's rule (engine/suites/expectation_files.cpp expectations_path)."""
-    return Path(case["file"]).parent / "expectations" / "opinfo" / f"{case_kind(case)}.yaml"
+    return Path(case["file"]).parent / "expectations" / case["suite"] / f"{case_kind(case)}.yaml"
 
 
 def case_kind(case) -> str:
-    """<row>/<op>/<kind>/<dtype>/<check>[/<variant>]: the device kind."""
-    rest = case["id"][len(case["row_id"]) + 1:]
-    return rest.split("/")[1].split("@")[0]  # cpu@avx2 -> cpu: the file the engine reads (opinfo_kind_of_case)
+    """The case's device kind, as its item event recorded it; cpu@avx2 -> cpu: the file the engine reads
+    (kind_of_case)."""
+    kind = (case.get("details") or {}).get("device_kind") or _segment(case, "kind")
+    return kind.split("@")[0]
+
+
+def _segments(case) -> list:
+    """The case id's segments after the row, named by the suite's record (python_suites.json `case_id`)."""
+    return case["id"][len(case["row_id"]) + 1:].split("/")
+
+
+def _segment(case, name) -> str:
+    names = SUITES[case["suite"]]["case_id"][1:]
+    return _segments(case)[names.index(name)]
+
+
+def group_keys(case) -> list:
+    """The id prefixes one glob entry may stand for, narrowest last: through the kind, then the dtype (opinfo:
+    row/op/kind, row/op/kind/dtype; models: row/kind), each shorter than the id itself."""
+    names, parts = SUITES[case["suite"]]["case_id"][1:], _segments(case)
+    keys = []
+    for name in ("kind", "dtype"):
+        if name in names and names.index(name) + 1 < len(parts):
+            keys.append("/".join([case["row_id"], *parts[:names.index(name) + 1]]))
+    return keys
 
 
 def _execution(bundle, kind) -> str:
@@ -126,18 +152,17 @@ def _entry_text(entry: dict) -> str:
 
 
 def _collapse(failures, ran):
-    """[(match, class, message)] for new failures of one file: a glob where a whole op (or op and dtype) failed."""
+    """[(match, class, message)] for new failures of one file: a glob where every case under one of the id's
+    prefixes (group_keys: a whole op on a kind, or op and dtype) failed."""
     out, done = [], set()
-    by_op, by_dtype = defaultdict(list), defaultdict(list)
+    groups = defaultdict(list)
     for f in failures:
-        by_op[f["op_key"]].append(f)
-        by_dtype[f["dtype_key"]].append(f)
+        for key in f["keys"]:
+            groups[key].append(f)
     for f in failures:
         if f["id"] in done:
             continue
-        for key, group, glob in ((f["op_key"], by_op[f["op_key"]], f["op_key"] + "/*"),
-                                 (f["dtype_key"], by_dtype[f["dtype_key"]], f["dtype_key"] + "/*"),
-                                 (None, [f], f["id"])):
+        for key, group, glob in [(k, groups[k], k + "/*") for k in f["keys"]] + [(None, [f], f["id"])]:
             classes = {g["class"] for g in group}
             if key is None or (len(classes) == 1 and len(group) == ran[key] and len(group) > 1):
                 out.append((glob, f["class"], f["message"], f["execution"]))
@@ -175,15 +200,12 @@ def run(argv=None) -> int:
     harness_errors = []                                 # crossdev's own failures: never accepted
     for bundle in bundles:
         for case in bundle.cases:
-            if case.get("suite") != "opinfo" or case["id"] == case["row_id"]:
+            if case.get("suite") not in SUITES or case["id"] == case["row_id"]:
                 continue
-            path, kind = expectations_path(case), case_kind(case)
-            parts = case["id"][len(case["row_id"]) + 1:].split("/")
-            op_key = "/".join([case["row_id"], parts[0], kind])
-            dtype_key = f"{op_key}/{parts[2]}"
+            path, kind, keys = expectations_path(case), case_kind(case), group_keys(case)
             if case["status"] != "skip":
-                ran[op_key] += 1
-                ran[dtype_key] += 1
+                for key in keys:
+                    ran[key] += 1
             expectation = dict(case.get("details") or {}).get("expectation", "")
             m = re.match(r"(.*):(\d+): xfail: ", expectation)
             if m:
@@ -193,11 +215,11 @@ def run(argv=None) -> int:
             elif case["status"] in FAILED:
                 message = " ".join(case.get("message", "").split())
                 seen_with = _seen_with(bundle, kind)  # torch_xla's version, where the device is its
-                failures[path].append({"id": case["id"], "op_key": op_key, "dtype_key": dtype_key,
+                failures[path].append({"id": case["id"], "keys": keys, "suite": case["suite"],
                                        "class": failure_class(case), "execution": _execution(bundle, kind),
                                        "message": (f"({seen_with}) " if seen_with else "") + message[:REASON_CHARS] +
                                                   ("..." if len(message) > REASON_CHARS else "")})
-    files = set(failures) | {p for p in set(verdicts) | set(stale) if p.parts[-3:-1] == ("expectations", "opinfo")}
+    files = set(failures) | {p for p in set(verdicts) | set(stale) if p.parts[-3] == "expectations" and p.parts[-2] in SUITES}
     for path in sorted(files):
         description, entries = (None, [])
         if path.exists():
@@ -213,8 +235,8 @@ def run(argv=None) -> int:
         added = [{"match": match, "status": "xfail", "reason": f"accepted: {message}", "class": cls,
                   "execution": execution}
                  for match, cls, message, execution in _collapse(failures[path], ran)]
-        description = description or (f"Known differences of the opinfo suite on {path.stem} "
-                                       "(crossdev expectations accept; docs/opinfo.md).")
+        description = description or (f"Known differences of the {path.parent.name} suite on {path.stem} "
+                                       f"(crossdev expectations accept; {python_suites.suite(path.parent.name)['doc']}).")
         text = f"description: {json.dumps(description, ensure_ascii=False)}\nexpectations:\n" + \
             "".join(_entry_text(e) + "\n" for e in kept + added)
         if not kept and not added:

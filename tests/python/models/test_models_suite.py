@@ -161,13 +161,24 @@ def test_an_xfail_entry_expects_a_devices_genuine_difference_and_goes_stale_when
     """<matrix folder>/expectations/models/<kind>.yaml (docs/models.md): the broken gelu's fail becomes xfail;
     the same entry on a clean run is xpass, which gates; a skip entry is bad input naming its file:line."""
     matrix = write_matrix(tmp_path, "crossdev_examples.dit:tiny_dit_block")
-    write_expectations(tmp_path, '{match: "t.dit/mps/*", status: xfail, reason: "gelu is off on purpose", '
-                                 'execution: simulated}')
+    entries = write_expectations(tmp_path, '{match: "t.dit/mps/*", status: xfail, reason: "gelu is off on purpose", '
+                                           'execution: simulated}',
+                                 '{match: "t.gone/mps/*", status: xfail, reason: "a row that was removed"}')
     mutant = built_library("crossdev_test_model_fault_gelu_forward")
     proc, cases, _ = run(cli, tmp_path, matrix, "--load-library", mutant, "--import", EXAMPLES)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     case = cases["t.dit/mps/float32"]
     assert case["status"] == "xfail" and "gelu is off on purpose" in case["message"], case
+    # An entry that matches no case of a run that ran every models row of its folder is stale (suite_expectations.h)
+    stale = json.loads((tmp_path / "b.json").read_text())["stale_expectations"]
+    assert [(e["where"], e["match"]) for e in stale] == [(f"{entries}:4", "t.gone/mps/*")], stale
+    assert f"{entries}:4: stale expectation 't.gone/mps/*' (xfail, kind mps) matches no case of this run, which ran " \
+        "every models row of its folder" in proc.stdout, proc.stdout
+    # `crossdev expectations accept` knows the models suite (its record allows expectations): the stale entry goes
+    accepted = cli("expectations", "accept", tmp_path / "b.json", env={"CI": ""})
+    assert accepted.returncode == 0 and "0 added, 0 removed (now pass), 1 removed (stale), 1 kept" in accepted.stdout, \
+        accepted.stdout + accepted.stderr
+    assert "t.gone" not in entries.read_text() and "gelu is off on purpose" in entries.read_text()
 
     proc, cases, _ = run(cli, tmp_path, matrix, "--import", EXAMPLES)
     assert proc.returncode == 1 and cases["t.dit/mps/float32"]["status"] == "xpass", proc.stdout + proc.stderr
@@ -179,6 +190,14 @@ def test_an_xfail_entry_expects_a_devices_genuine_difference_and_goes_stale_when
     assert proc.returncode == 1 and case["status"] == "fail", proc.stdout + proc.stderr
     assert case["message"].startswith("not the expected failure: ") and "expects a crash failure (it crashes), " \
         "the case is fail: " in case["message"], case["message"]
+    # accepted, the new failure is an entry of its own class, with the execution it was seen under
+    entries.unlink()
+    accepted = cli("expectations", "accept", tmp_path / "b.json", env={"CI": ""})
+    assert accepted.returncode == 0 and "1 added" in accepted.stdout, accepted.stdout + accepted.stderr
+    import yaml
+    added = yaml.safe_load(entries.read_text())["expectations"]
+    assert [(e["match"], e["status"], e["class"], e["execution"]) for e in added] == \
+        [("t.dit/mps/float32", "xfail", "numerics", "simulated")], added
 
     bad = write_expectations(tmp_path, '{match: "t.dit/mps/*", status: skip, reason: "no"}')
     proc, _, _ = run(cli, tmp_path, matrix, "--import", EXAMPLES)

@@ -243,7 +243,7 @@ def test_expectations_accept_collapses_a_whole_op_or_dtype_of_one_class_to_a_glo
     from crossdev.expectations import _collapse, failure_class
 
     def failure(dtype, check, cls):
-        return {"id": f"r/add/mps/{dtype}/{check}", "op_key": "r/add/mps", "dtype_key": f"r/add/mps/{dtype}",
+        return {"id": f"r/add/mps/{dtype}/{check}", "keys": ["r/add/mps", f"r/add/mps/{dtype}"],
                 "class": cls, "message": "m", "execution": "simulated"}
     every = [failure("float16", "forward", "numerics"), failure("float16", "backward", "numerics"),
              failure("bfloat16", "forward", "numerics")]

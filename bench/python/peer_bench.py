@@ -6,7 +6,7 @@ usage: python3 bench/python/peer_bench.py [--out FILE] [--matrix matrices/bench/
            [--parts cases,sweep,per_call] [--profile default|long] [--filter REGEX]
            [--impls fused.out,fused,fallback,aten.out,aten,compile] [--repetitions N] [--min-time S]
            [--compile-budget-seconds S] [--no-compile] [--cache-dir DIR] [--threads N] [--cpus LIST]
-           [--build-dir build] [--merge-into BENCH.json]
+           [--build-dir build] [--merge-into BENCH.json] [--load-library PATH]...
 
 For every `kind: op` case of the bench matrix (op x dtype x size x pass) that lists --device (cpu by
 default) it builds the inputs once (crossdev.bench.make_inputs, the bits the C++ bench uses, copied to
@@ -28,12 +28,19 @@ cases the matrix also has are timed once); `per_call`, one call of each op at it
 inputs against one torch.add on the same tensor, on one thread (bench/python/per_call.py; the host's
 figure: CPU only).
 
+--load-library PATH (repeatable; each may be a ':'-separated list, as `crossdev run --load-library` takes)
+loads a shared library with torch.ops.load_library, in order, after crossdev and before anything is timed:
+a library that registers kernels (another backend's, or a test-only one such as
+libcrossdev_test_slow_kernel_rms_norm.so, tests/mutants/slow/) times them in place of crossdev's own. The
+context's crossdev_load_library names them (absolute paths, ':'-separated; "" when none). A library that
+cannot be loaded is bad input (exit 2).
+
 Output: Google Benchmark's JSON schema, names "op/impl/dtype/size/<device>/pass", device cpu or cuda
 (the triad is "stream_triad/aten.out/float32/<size>/<device>/fwd", and "stream_triad/aten/..." allocating). Counters:
 bytes_per_second and items_per_second (the C++ bench's traffic model), bw_util (of the same-size
 triad's median), minflt_per_call / majflt_per_call (getrusage), compile_seconds (compile only).
 Context: allocator, ATen threads, CPU affinity, OpenMP thread env, CPU capability, the triad, the
-device and its clock.
+device and its clock, the libraries loaded.
 Timing follows Google Benchmark: 2 warm-up calls, grow the iteration count to --min-time, then
 --repetitions runs; aggregates mean/median/stddev/cv/min/max.
 
@@ -220,6 +227,9 @@ def parse_args(argv):
     p.add_argument("--merge-into", metavar="BENCH.json",
                    help="also merge the results into this crossdev_bench JSON (same names replace; context keys "
                         "become crossdev_peers_*)")
+    p.add_argument("--load-library", action="append", default=[], metavar="PATH",
+                   help="torch.ops.load_library(PATH) before timing, e.g. kernels registered for crossdev's ops "
+                        "(repeatable; ':'-separated lists too); recorded in the context as crossdev_load_library")
     args = p.parse_args(argv)
     if args.repetitions < 1 or args.min_time <= 0 or args.compile_budget_seconds < 0 or args.threads < 0:
         p.error("--repetitions >= 1, --min-time > 0, --compile-budget-seconds >= 0 and --threads >= 0 are required")
@@ -240,12 +250,29 @@ def parse_args(argv):
     if "per_call" in parts and args.device_kind != "cpu":
         p.error("--parts per_call: the per-call figure is the host's (one CPU thread); run it with --device cpu")
     args.parts = parts
+    args.load_library = library_paths(args.load_library)
     if args.cpus:
         try:
             args.cpus = host_config.parse_cpu_list(args.cpus)
         except ValueError as exc:
             p.error(f"--cpus: {exc}")
     return args
+
+
+def library_paths(values):
+    """--load-library's values as absolute paths, in order: each value may be a ':'-separated list (as
+    `crossdev run --load-library` takes them); empty entries are dropped."""
+    return [os.path.abspath(p) for value in values for p in value.split(":") if p]
+
+
+def load_libraries(torch, paths):
+    """torch.ops.load_library each path, in order; None, or the error message of the first that fails."""
+    for path in paths:
+        try:
+            torch.ops.load_library(path)
+        except Exception as exc:  # noqa: BLE001  (OSError from dlopen, or a registration error from the library)
+            return f"--load-library {path}: cannot load it: {exc}"
+    return None
 
 
 def fail(message):
@@ -282,6 +309,9 @@ def main(argv=None):
         import crossdev.bench  # noqa: F401  (its own module, crossdev._bench: built with the benchmarks only)
     except ImportError as e:
         return fail(str(e))
+    failure = load_libraries(torch, args.load_library)  # after crossdev's own ops, before anything is timed
+    if failure:
+        return fail(failure)
     if args.threads:
         torch.set_num_threads(args.threads)
     if args.device_kind == "cuda" and not torch.cuda.is_available():
@@ -415,6 +445,7 @@ def main(argv=None):
         "crossdev_device": str(device),
         "crossdev_device_name": torch.cuda.get_device_name(device) if kind == "cuda" else platform.processor() or "cpu",
         "crossdev_timing_clock": clock.name,
+        "crossdev_load_library": ":".join(args.load_library),
     }
     doc = {"context": context, "benchmarks": benchmarks}
     gbench_json.write(args.out, doc)

@@ -5,7 +5,7 @@
 // call each other.
 //
 // A library whose static initialisers throw would end the process that loads it (std::terminate), so
-// crossdev first loads the libraries in a child process (engine/runner/library_check.h, `crossdev
+// crossdev first loads the libraries in a child process (conformance/runner/library_check.h, `crossdev
 // load-check`), and loads them here only when that child succeeded.
 #include <stdexcept>
 #include <string>

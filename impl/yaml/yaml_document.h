@@ -3,7 +3,7 @@
 // only a regular file of at most `max_bytes` (util/input_file.h), YAML syntax errors at their
 // line, nesting capped, and a key repeated in any mapping rejected (yaml-cpp keeps both). Every
 // problem is a YamlError "file:line: ...". The helpers below build the same messages for the
-// checks a reader makes on the tree. Matrix files use the faster row reader of engine/matrix/matrix_file.h.
+// checks a reader makes on the tree. Matrix files use the faster row reader of conformance/matrix/matrix_file.h.
 #include <cstdint>
 #include <string>
 #include <vector>

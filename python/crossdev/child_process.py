@@ -1,5 +1,5 @@
 """The one way crossdev's Python starts a child process, and the child's side of the bond: the Python half of
-engine/runner/child_process.h (docs/ARCHITECTURE.md, "Add a child process").
+conformance/runner/child_process.h (docs/ARCHITECTURE.md, "Add a child process").
 
 - One variable, CROSSDEV_PARENT_PID, names the process that started a child. It is set in the child's
   environment only (`environment`), never in this process's: crossdev changes nothing in a user's process.

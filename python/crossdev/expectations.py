@@ -14,7 +14,7 @@ For every case of those suites in the bundles (bundle.json or a bundle set from 
     row/op/kind/dtype, a model's row/kind), one glob entry stands for all of them;
   - an entry that now passes (its cases are `xpass`, none `xfail`) is removed;
   - an entry a bundle lists as stale (`stale_expectations`: the engine found it matches no case of a
-    run that ran every row it could match, engine/suites/suite_expectations.h) is removed, and so
+    run that ran every row it could match, conformance/suites/suite_expectations.h) is removed, and so
     is one that all N shards of a sharded run list as unmatched (crossdev.report.shards folds them);
   - a `harness` error (crossdev.harness_error: crossdev's own code failed, not the device) is never
     accepted: it is listed as crossdev's bug to fix, and the command exits 2 after writing the rest;
@@ -78,7 +78,7 @@ def failure_class(case) -> str:
 
 
 def expectations_path(case) -> Path:
-    """The engine's rule (engine/suites/expectation_files.cpp expectations_path)."""
+    """The engine's rule (conformance/suites/expectation_files.cpp expectations_path)."""
     return Path(case["file"]).parent / "expectations" / case["suite"] / f"{case_kind(case)}.yaml"
 
 

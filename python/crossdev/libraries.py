@@ -5,7 +5,7 @@ A library can fail to load in a way no caller can catch: an exception thrown by 
 initialisers (``TORCH_LIBRARY(crossdev, m)``, a namespace crossdev already holds, or a second copy
 of an extension already loaded) unwinds into the dynamic loader, and the process ends with
 std::terminate (exit 134 and a core). So ``load_checked`` first has the engine load the same
-libraries, in the same order, in a child process (``crossdev load-check``, engine/runner/library_check.h,
+libraries, in the same order, in a child process (``crossdev load-check``, conformance/runner/library_check.h,
 started through crossdev.child_process), which reports such a failure as one event; only when every
 library loads there does it call ``torch.ops.load_library`` here. Used by the pytest plugin's ``--crossdev-load-library``.
 """

@@ -1,6 +1,6 @@
 """The suites defined in Python, from python_suites.json: the one record of each (its modules, its row
 keys with their types, choices and defaults, its case ids and expectations) that the C++ engine embeds
-too (cmake/CrossdevPythonSuites.cmake -> engine/suites/python_suite.cpp). Torch-free: the worker's light
+too (cmake/CrossdevPythonSuites.cmake -> conformance/suites/python_suite.cpp). Torch-free: the worker's light
 `check` path and the row checks import it."""
 from __future__ import annotations
 

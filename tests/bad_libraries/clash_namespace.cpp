@@ -3,7 +3,7 @@
 // library's static initialiser, inside dlopen, which no caller can catch: loaded in-process it
 // would abort the run (exit 134). `crossdev run --load-library` and the plugin's
 // --crossdev-load-library load it in a child process first and report exit 2 instead
-// (util/load_library.h; tests/python/engine/test_cli_load_library.py).
+// (util/load_library.h; tests/python/conformance/test_cli_load_library.py).
 #include <torch/library.h>
 
 TORCH_LIBRARY(crossdev, m) {

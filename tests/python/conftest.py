@@ -109,10 +109,10 @@ def real_accelerator():
 
 
 REAL_ACCELERATOR = real_accelerator()
-# Why sim stays out of a process that has a real accelerator: engine/runner/run_context.cpp
+# Why sim stays out of a process that has a real accelerator: conformance/runner/run_context.cpp
 # (LibTorch's autograd engine would take sim for the accelerator and break backward on the real one).
 SIM_SKIP_REASON = (f"the sim backend is not registered: this host has a real {REAL_ACCELERATOR}, and sim beside it "
-                   f"would break backward on the real device (engine/runner/run_context.cpp)")
+                   f"would break backward on the real device (conformance/runner/run_context.cpp)")
 requires_sim = pytest.mark.skipif(bool(REAL_ACCELERATOR), reason=SIM_SKIP_REASON)
 
 

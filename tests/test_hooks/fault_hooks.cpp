@@ -1,6 +1,6 @@
 // libcrossdev_test_hooks (test-only): loaded by `crossdev run --load-library`, it makes the row
 // named by CROSSDEV_TEST_CRASH_ROW die like a segfaulting kernel, or the row named by
-// CROSSDEV_TEST_HANG_ROW hang like a deadlocked one (tests/python/engine/test_isolation.py,
+// CROSSDEV_TEST_HANG_ROW hang like a deadlocked one (tests/python/conformance/test_isolation.py,
 // test_cli_reliability.py). CROSSDEV_TEST_HANG_MARKER=path is created when the hang starts, so a
 // test knows the rows before it are done. The production runner reads none of these variables.
 #include <chrono>

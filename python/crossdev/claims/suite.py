@@ -23,7 +23,7 @@ def check(request, out) -> None:
 
 
 def case_id(row, kind) -> str:
-    """`<row>/<kind>`, as the engine plans them (engine/suites/python_suite.cpp plan, the record's planned_by: device_kinds; no worker is started to plan)."""
+    """`<row>/<kind>`, as the engine plans them (conformance/suites/python_suite.cpp plan, the record's planned_by: device_kinds; no worker is started to plan)."""
     return f"{row['id']}/{kind}"
 
 

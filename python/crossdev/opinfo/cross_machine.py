@@ -8,7 +8,7 @@ ARM) run byte-identical samples on their CPUs, each records the outputs it compu
     runner B:  crossdev run --matrix M --replay-samples xm-a --export-samples xm-b --out b.json
 
 The engine hands the folders to this worker as CROSSDEV_EXPORT_SAMPLES / CROSSDEV_REPLAY_SAMPLES (absolute;
-engine/cli/cmd_run.cpp). In the export folder, per row: `<row>.samples.pt` (the samples, serialised
+conformance/cli/cmd_run.cpp). In the export folder, per row: `<row>.samples.pt` (the samples, serialised
 once: inputs, grad_outputs, out= templates, as the CPU-capability axis serialises them), its
 `<row>.samples.sha256`, and `<row>/<case>.json`, one outputs file per case (crossdev.report.machine_outputs).
 A replaying runner copies the other runner's samples file, byte for byte, into its own folder, so both

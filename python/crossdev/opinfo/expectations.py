@@ -2,14 +2,14 @@
 runs (a case expected to crash the process or hang is not started). The engine loads the files, keeps
 the entries that apply on this host (real or simulated) and hands them over in file order as
 request["expectations"] = {kind: [{match, status, reason, where}]}; `xfail` entries the engine applies
-to the case's result itself (engine/suites/expectation_files.h, apply_xfail). The first matching entry wins."""
+to the case's result itself (conformance/suites/expectation_files.h, apply_xfail). The first matching entry wins."""
 from __future__ import annotations
 
 import fnmatch
 
 
 def glob_match(pattern: str, text: str) -> bool:
-    """crossdev's one glob dialect (parity::glob_match, engine/parity/expectations.h): '*' any run of
+    """crossdev's one glob dialect (parity::glob_match, conformance/parity/expectations.h): '*' any run of
     characters, '/' included, '?' exactly one, '[seq]' / '[!seq]' a class; a backslash is literal."""
     return fnmatch.fnmatchcase(text, pattern)
 

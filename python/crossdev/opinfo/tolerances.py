@@ -1,5 +1,5 @@
 """The tolerance of a case, and where it came from: crossdev's per-dtype table (assert_close's
-defaults, engine/parity/tolerance.cpp), then op_db's own toleranceOverride or precisionOverride
+defaults, conformance/parity/tolerance.cpp), then op_db's own toleranceOverride or precisionOverride
 for the case's reference test (op_db_decorators.py), which can only raise it (as PyTorch's assertEqual
 takes the max of both)."""
 from __future__ import annotations

@@ -218,7 +218,7 @@ BENCHMARK = Obj({"name": STR}, optional={
 BENCHMARKS = Obj({"benchmarks": ListOf(BENCHMARK, "name")}, optional={"context": Obj({})})
 
 # An expectation entry that matched no case of a run that covered its whole scope (the opinfo suite's
-# rule, engine/suites/suite_expectations.h); added within version 3 (an optional field).
+# rule, conformance/suites/suite_expectations.h); added within version 3 (an optional field).
 STALE_EXPECTATION = Obj({"where": STR, "match": STR, "status": OneOf(("xfail", "skip")), "reason": STR,
                          "device_kind": STR})
 

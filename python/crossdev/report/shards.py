@@ -7,7 +7,7 @@ and N, each shard index once. A second bundle of a shard index already seen (a r
 runner, which the report labels `<label>#2` as any runner seen twice.
 
 Stale expectation entries: a shard lists the entries that match none of its cases
-(`shard_unmatched_expectations`, under the engine's rule, engine/suites/suite_expectations.h); an
+(`shard_unmatched_expectations`, under the engine's rule, conformance/suites/suite_expectations.h); an
 entry is stale when every one of the N shards lists it (no shard matched it), and the folded runner then
 holds it in `stale_expectations`, as the unsharded run would. Fewer than N shards judge nothing."""
 from typing import Dict, List, Tuple

@@ -1,6 +1,6 @@
 """`crossdev expectations accept` writes an entry into the file the engine reads for the case's kind: a
 CPU-capability case (`cpu@avx2`) belongs to cpu.yaml, as the engine's opinfo_kind_of_case strips the
-capability (engine/suites/suite_expectations.cpp); a cpu@avx2.yaml would never be read."""
+capability (conformance/suites/suite_expectations.cpp); a cpu@avx2.yaml would never be read."""
 from crossdev.expectations import case_kind
 
 

@@ -887,7 +887,7 @@ def test_template_runs_on_this_host(workflow, repo_root, build_dir, tmp_path):
             f"{name}: the run ignored CROSSDEV_RUN_ARGS={RUN_ARGS!r}"
         assert all(str(c["file"]).startswith(str(venv)) for c in cases), \
             f"{name}: the cases were not read from the freshly installed package's matrices: {cases[0]['file']}"
-        # Beside a real accelerator a run does not simulate and records no spec (engine/runner/run_context.cpp).
+        # Beside a real accelerator a run does not simulate and records no spec (conformance/runner/run_context.cpp).
         simulated = "" if REAL_ACCELERATOR else rows[name]["simulate"]
         assert bundle["execution_target"]["simulate_spec"] == simulated, bundle["execution_target"]
         assert bundles[0].name == f"bundle-{name}.json", f"{name}: the bundle is named {bundles[0].name}"

@@ -1,7 +1,7 @@
 """No test file registers the sim backend where the host has a real accelerator.
 
 Registering sim (PrivateUse1) beside a real cuda makes LibTorch's autograd engine take sim for the
-accelerator and breaks backward on cuda (engine/runner/run_context.cpp). A test file runs in an
+accelerator and breaks backward on cuda (conformance/runner/run_context.cpp). A test file runs in an
 xdist worker's process, so one registration reaches every file that worker runs after it. On an H100
 host (2026-11-26) test_dropout_generator.py's module fixture registered sim unconditionally, and its
 cuda backward case failed. A call of `<module>.sim.register()` is allowed only in conftest.py (the

@@ -2,8 +2,8 @@
 
 A comment that sends a newcomer to `opinfo/expectations.py` or `suites/opinfo_suite.cpp` after the file
 moved is worse than none (issue 50). A citation is a path ending in a source or doc extension whose first
-folder is one of this repository's folders: a top-level one (`engine/suites/python_suite.cpp`) or one
-inside engine/, impl/, python/crossdev/, tests/, bench/, ci/ (`suites/python_suite.cpp`,
+folder is one of this repository's folders: a top-level one (`conformance/suites/python_suite.cpp`) or one
+inside conformance/, impl/, python/crossdev/, tests/, bench/, ci/ (`suites/python_suite.cpp`,
 `opinfo/samples.py`); it exists when a tracked file is that path or ends with it. Upstream files are cited
 with their project first (`pytorch/cmake/Codegen.cmake`, `torch_xla/runtime.py`), which no repository
 folder is named. Generated files (`.inc`), URLs and the files under tests/ (whose paths are test data) are
@@ -16,7 +16,7 @@ from conftest import ROOT
 EXTENSIONS = ("json.gz", "py", "cpp", "h", "hpp", "cu", "cuh", "md", "yaml", "yml", "json", "sh", "cmake", "txt", "toml")
 CITATION = re.compile(r"(?<![\w./<>{}$*~-])((?:[\w.+-]+/)+[\w.+-]+\.(?:" + "|".join(map(re.escape, EXTENSIONS))
                       + r"))(?![\w/])")
-SUBFOLDER_BASES = ("engine", "impl", "python", "python/crossdev", "tests", "bench", "ci")
+SUBFOLDER_BASES = ("conformance", "impl", "python", "python/crossdev", "tests", "bench", "ci")
 NOT_CITED = ("build", "reports")  # generated output: nothing there is a source to cite
 
 
@@ -51,10 +51,10 @@ def missing_citations(text, files, roots):
 
 
 def test_the_check_finds_a_moved_file_and_passes_the_allowed_citations():
-    files = ["engine/suites/python_suite.cpp", "python/crossdev/opinfo/samples.py", "docs/opinfo.md"]
+    files = ["conformance/suites/python_suite.cpp", "python/crossdev/opinfo/samples.py", "docs/opinfo.md"]
     roots = citation_roots(files)
     text = ("see suites/opinfo_suite.cpp and opinfo/expectations.py\n"
-            "see engine/suites/python_suite.cpp, suites/python_suite.cpp, opinfo/samples.py, docs/opinfo.md\n"
+            "see conformance/suites/python_suite.cpp, suites/python_suite.cpp, opinfo/samples.py, docs/opinfo.md\n"
             "upstream: pytorch/cmake/Codegen.cmake, ATen/Config.h; https://github.com/x/engine/a.cpp\n"
             "generated: runner/case_statuses.inc")
     assert missing_citations(text, files, roots) == [(1, "suites/opinfo_suite.cpp"), (1, "opinfo/expectations.py")]

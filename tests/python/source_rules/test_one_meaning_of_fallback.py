@@ -106,7 +106,7 @@ def test_the_patterns_catch_each_old_name_and_spare_the_one_meaning():
         "impl/policy/x.cpp": "Action::Fallback",
         "docs/x.md": "The boxed CPU fallback runs unless the fallback switch is off; the Fallback chain walks on.",
         "python/crossdev/report/sample.py": "cuda:5 -> cuda:0 [fallback, via create] reason",
-        "engine/suites/x.cpp": "auto pick = [&](const Table& t, parity::Tolerance fallback) {};\n"
+        "conformance/suites/x.cpp": "auto pick = [&](const Table& t, parity::Tolerance fallback) {};\n"
                                     "std::vector<T> list_of(const Row& row, std::vector<T> fallback);",
     }
     caught = [v for path, text in old.items() for v in violations(path, text)]

@@ -91,7 +91,7 @@ struct SuiteSchema {
 inline constexpr std::uintmax_t kDefaultMaxMatrixBytes = std::uintmax_t{64} << 20;  // 64 MiB
 
 // Parses one file: YAML syntax, top-level shape, unknown/missing keys, duplicate keys.
-// Suite-specific value checks happen in Suite::validate (see engine/runner/suite.h). Only
+// Suite-specific value checks happen in Suite::validate (see conformance/runner/suite.h). Only
 // a regular file of at most max_bytes is read: a FIFO, a device or a /proc file is a YamlError
 // at once (no blocking open, no unbounded read).
 MatrixFile load_matrix_file(const std::string& path, const SuiteSchema* (*schema_for)(const std::string& suite),

@@ -52,7 +52,7 @@ MATRIX = textwrap.dedent("""\
     suite: ops
     cases:
       - id: user.even_sizes
-        source: "tests/python/engine/test_user_op_exceptions.py"
+        source: "tests/python/conformance/test_user_op_exceptions.py"
         intent: "first, before autograd has run: forward and backward errors in one row, each its own"
         op: gelu_tanh
         candidate: "crossdev_user_ex::even_sizes"
@@ -61,7 +61,7 @@ MATRIX = textwrap.dedent("""\
         shape_sets: [size1, basic]
 
       - id: user.raises
-        source: "tests/python/engine/test_user_op_exceptions.py"
+        source: "tests/python/conformance/test_user_op_exceptions.py"
         intent: "a Python op raising ValueError: each case is an error with the op's own message"
         op: gelu_tanh
         candidate: "crossdev_user_ex::raises"
@@ -70,7 +70,7 @@ MATRIX = textwrap.dedent("""\
         shape_sets: [basic, odd_tail]
 
       - id: user.no_autograd
-        source: "tests/python/engine/test_user_op_exceptions.py"
+        source: "tests/python/conformance/test_user_op_exceptions.py"
         intent: "no autograd formula, checked with gradients: PyTorch's RuntimeError is the case's error"
         op: gelu_tanh
         candidate: "crossdev_user_ex::no_autograd"
@@ -79,7 +79,7 @@ MATRIX = textwrap.dedent("""\
         shape_sets: [basic, odd_tail]
 
       - id: user.no_autograd.forward
-        source: "tests/python/engine/test_user_op_exceptions.py"
+        source: "tests/python/conformance/test_user_op_exceptions.py"
         intent: "the same op checked forward only passes"
         op: gelu_tanh
         candidate: "crossdev_user_ex::no_autograd"
@@ -89,7 +89,7 @@ MATRIX = textwrap.dedent("""\
         checks: [forward]
 
       - id: user.after
-        source: "tests/python/engine/test_user_op_exceptions.py"
+        source: "tests/python/conformance/test_user_op_exceptions.py"
         intent: "rows after the failing ones run clean: no Python error is left pending"
         op: gelu_tanh
         devices: [cpu]

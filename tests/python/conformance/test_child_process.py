@@ -1,5 +1,5 @@
 """The Python half of the one way crossdev starts a child (crossdev.child_process, the twin of
-engine/runner/child_process.h; docs/ARCHITECTURE.md, "Add a child process"): CROSSDEV_PARENT_PID in the
+conformance/runner/child_process.h; docs/ARCHITECTURE.md, "Add a child process"): CROSSDEV_PARENT_PID in the
 child only, die_with_parent, a one-shot run whose timeout kills what the child started, and events."""
 import os
 import subprocess

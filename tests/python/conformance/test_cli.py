@@ -70,7 +70,7 @@ def test_simulate_marks_devices(cli):
     assert devices["cuda"]["count"] == 2 or devices["cuda"]["provenance"] == "real"
 
 
-@requires_sim  # beside a real accelerator `run` does not simulate (engine/runner/run_context.cpp)
+@requires_sim  # beside a real accelerator `run` does not simulate (conformance/runner/run_context.cpp)
 def test_simulate_marks_the_bundle(cli, tmp_path):
     out = tmp_path / "b.json"
     cli("run", "--matrix", ROOT / "matrices/context.yaml", "--simulate", "mps", "--out", out, "--quiet")

@@ -1,5 +1,5 @@
 #pragma once
-// The engine reads matrices with crossdev_matrix (engine/matrix/matrix_file.h, on crossdev_yaml); these are its names
+// The engine reads matrices with crossdev_matrix (conformance/matrix/matrix_file.h, on crossdev_yaml); these are its names
 // for that library's rows, files and schemas. Errors are crossdev::YamlError.
 #include "matrix/matrix_file.h"
 

@@ -50,9 +50,11 @@ configure: setup $(BUILD)/build.ninja
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-# What only make test runs (cmake/CrossdevTesting.cmake: crossdev_tests).
+# What only make test runs (cmake/CrossdevTesting.cmake: crossdev_tests), and the build tree of the CI
+# template's test, $(BUILD)-ci-template (tests/python/packaging/ci_template_tree.py: ccache serves it).
 build-tests: build
-	@if [[ "$(BUILD_TESTS)" == ON ]]; then cmake --build $(BUILD) -j $(JOBS) --target crossdev_tests; fi
+	@if [[ "$(BUILD_TESTS)" == ON ]]; then cmake --build $(BUILD) -j $(JOBS) --target crossdev_tests && \
+	  $(PYTHON) tests/python/packaging/ci_template_tree.py $(BUILD); fi
 
 # The wheel, as `pip install --no-build-isolation .` builds it, installed into $(VENV).
 install: build

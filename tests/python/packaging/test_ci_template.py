@@ -20,8 +20,9 @@ template's `pip install --no-build-isolation` of the checkout builds its wheel i
 test's own, `<build dir>-ci-template` beside the main one (scikit-build-core's build-dir, through SKBUILD_*
 variables, with the cmake defines the main tree was configured with), never in the main build folder, so
 a source edited while `make test` runs cannot fail this test or change what the other tests run. The test
-builds that tree first (kept between runs, so it is incremental; on a first run ccache, keyed on paths
-relative to the checkout, makes it cheap: cmake/CrossdevBuildSpeed.cmake), so each install then compiles
+builds that tree first (tests/python/packaging/ci_template_tree.py, which `make build-tests` runs before
+pytest, so the test itself compiles nothing unless a source changed since; ccache, keyed on paths relative
+to the checkout, serves a first build: cmake/CrossdevBuildSpeed.cmake), so each install then compiles
 nothing and takes a few seconds. The runs are narrowed with CROSSDEV_RUN_ARGS, which the template passes
 to `crossdev run`.
 """
@@ -40,6 +41,7 @@ import time
 import pytest
 import yaml
 
+import ci_template_tree
 from conftest import REAL_ACCELERATOR
 
 TEMPLATE = pathlib.Path(__file__).resolve().parents[3] / "ci" / "workflows" / "crossdev.yml"
@@ -518,50 +520,20 @@ exit 97
 
 
 def _cmake_cache(build_dir):
-    path = build_dir / "CMakeCache.txt"
-    if not path.exists():
-        pytest.fail(f"{path} is missing: build first (make build)")
-    cache = {}
-    for line in path.read_text(errors="replace").splitlines():
-        m = re.match(r"^([A-Za-z0-9_]+):[A-Z]+=(.*)$", line)
-        if m:
-            cache[m.group(1)] = m.group(2)
-    return cache
-
-
-def _own_build_dir(build_dir):
-    """This test's build tree: beside the main one, at the same depth under the checkout (so ccache's paths,
-    relative to the checkout, are the main tree's), named after it (`/build*/` is ignored by git)."""
-    return build_dir.parent / f"{build_dir.name}-ci-template"
+    if not (build_dir / "CMakeCache.txt").exists():
+        pytest.fail(f"{build_dir / 'CMakeCache.txt'} is missing: build first (make build)")
+    return ci_template_tree.cmake_cache(build_dir)
 
 
 def _skbuild_defines(repo_root, build_dir):
-    """The cmake defines of pyproject's [tool.scikit-build.cmake.define], and the interpreter, at the values
-    the main tree was configured with: the same flags, so ccache serves the main tree's compilations."""
-    cache = _cmake_cache(build_dir)
-    names = ["CROSSDEV_BUILD_TESTS", "CROSSDEV_BUILD_BENCH", "CROSSDEV_BUILD_PYTHON", "CROSSDEV_PYTHON_EXECUTABLE"]
-    try:
-        import tomllib
-    except ImportError:          # Python < 3.11: the names above are the ones pyproject sets
-        tomllib = None
-    if tomllib is not None:
-        pyproject = tomllib.loads((repo_root / "pyproject.toml").read_text(encoding="utf-8"))
-        for key in pyproject["tool"]["scikit-build"].get("cmake", {}).get("define", {}):
-            if key not in names:
-                names.append(key)
-    return [f"{k}={cache[k]}" for k in names if k in cache]
+    _cmake_cache(build_dir)
+    return ci_template_tree.skbuild_defines(repo_root, build_dir)
 
 
 def _prepare_own_build(repo_root, build_dir):
-    """Configures and builds this test's own tree (incremental after its first run) with the main tree's
-    defines; returns its folder. The template's pip installs then find it built."""
-    own = _own_build_dir(build_dir)
-    defines = [f"-D{d}" for d in _skbuild_defines(repo_root, build_dir)]
-    if not (own / "build.ninja").exists():
-        subprocess.run(["cmake", "-S", str(repo_root), "-B", str(own), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                        *defines], check=True, capture_output=True, text=True)
-    r = subprocess.run(["cmake", "--build", str(own), "-j", str(os.cpu_count() or 2)], capture_output=True, text=True)
-    assert r.returncode == 0, f"building {own} failed:\n{(r.stdout + r.stderr)[-4000:]}"
+    """This test's own tree, built (make build-tests builds it first: then this compiles nothing)."""
+    own, failure = ci_template_tree.prepare(repo_root, build_dir)
+    assert not failure, failure
     return own
 
 

@@ -86,6 +86,11 @@ class OpParity {
   // Runs `candidate` (named `name` in messages) and every applicable check against the reference.
   ImplOutcome check(const std::string& name, const OpRunner& candidate);
 
+  // What a case's record for `crossdev repro` holds (ops_repro_sample.h): its inputs, on its device in
+  // its dtype, and the grad_out its backward used (undefined before a backward ran).
+  const ops::OpCall& inputs() const { return call_; }
+  const at::Tensor& grad_out() const { return grad_out_; }
+
  private:
   struct Evaluation {
     at::Tensor out;

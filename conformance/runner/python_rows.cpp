@@ -1,7 +1,13 @@
 #include "runner/python_rows.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <utility>
@@ -10,6 +16,7 @@
 #include "device/device_kind.h"
 #include "runner/worker_events.h"
 #include "runner/python_worker.h"
+#include "util/json_value.h"
 
 namespace crossdev::conformance {
 namespace {
@@ -102,12 +109,61 @@ void check_python_rows(const std::string& request, const std::vector<const Row*>
   if (!done) throw std::runtime_error("checking the rows: " + (ended.empty() ? "the python worker stopped" : ended));
 }
 
-std::vector<CaseResult> run_python_row(const Row& row, const Suite& suite, const std::function<std::string(long)>& request_for,
-                                       double case_timeout_s) {
+namespace {
+
+// The crashed case `index` once more, alone, its worker writing each sample's record to a file before the
+// call: the last record is the sample it died on. Its details join `crash`; a rerun that does not crash
+// says so instead (details.repro).
+void record_crash_sample(const RunRequestFor& request_for, long index, double case_timeout_s, CaseResult& crash) {
+  static std::atomic<int> serial{0};
+  const std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                     ("crossdev_crash_record_" + std::to_string(::getpid()) + "_" +
+                                      std::to_string(serial++) + ".json");
+  PythonWorker& worker = send_to_session(request_for(index, file.string()));
+  WorkerEvent event;
+  std::string rerun;  // the rerun's own status, when it ended the case
+  bool done = false, stopped = false;
+  for (bool reading = true; reading && !done;) {
+    switch (worker.next_event(&event, case_timeout_s)) {
+      case PythonWorker::Read::Event:
+        if (auto r = case_from(event)) rerun = status_name(r->status);
+        done = event.name == "done";
+        break;
+      case PythonWorker::Read::Stopped: stopped = true; reading = false; break;
+      case PythonWorker::Read::Timeout:
+      case PythonWorker::Read::End: reading = false; break;
+    }
+  }
+  if (!done) end_session_worker(true);
+  std::error_code ec;
+  std::string text;
+  if (std::ifstream in(file); in) text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::filesystem::remove(file, ec);
+  if (stopped) return;
+  if (!rerun.empty()) {
+    crash.details.emplace_back("repro", "no standalone script: run again alone, the case did not crash (it was " + rerun +
+                                            "): the crash depends on what ran before it in the row");
+    return;
+  }
+  const std::optional<json::Value> doc = json::parse(text);
+  const json::Value* details = doc ? doc->find("details") : nullptr;
+  if (!details || !details->is(json::Value::Type::Object)) {
+    crash.details.emplace_back("repro", "no standalone script: run again alone, the case died before its first sample "
+                                        "was recorded (while making op_db's samples on the device)");
+    return;
+  }
+  for (const auto& [key, value] : details->members)
+    if (value.is(json::Value::Type::String)) crash.details.emplace_back(key, value.string);
+}
+
+}  // namespace
+
+std::vector<CaseResult> run_python_row(const Row& row, const Suite& suite, const RunRequestFor& request_for,
+                                       double case_timeout_s, bool records_crashes) {
   std::vector<CaseResult> results;
   long start = 0, planned = -1;
   for (;;) {
-    PythonWorker& worker = send_to_session(request_for(start));
+    PythonWorker& worker = send_to_session(request_for(start, ""));
     long current = -1;
     std::string current_id, fatal, failure;
     WorkerEvent event;
@@ -178,6 +234,7 @@ std::vector<CaseResult> run_python_row(const Row& row, const Suite& suite, const
     crash.status = Status::Crash;
     crash.execution = Execution::NotRun;
     crash.message = failure + " while running this case";
+    if (records_crashes && !current_id.empty()) record_crash_sample(request_for, current, case_timeout_s, crash);
     results.push_back(std::move(crash));
     start = current + 1;
     if (planned >= 0 && start >= planned) return results;

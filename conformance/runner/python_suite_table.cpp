@@ -122,6 +122,7 @@ std::vector<PythonSuiteSpec> parse_python_suite_specs(const std::string& json) {
     for (const auto& st : s.expectation_statuses)
       if (st != "xfail" && st != "skip") bad(at, "an expectation is xfail or skip, not '" + st + "'");
     s.shards_its_cases = flag(node, "shards_its_cases", at);
+    s.records_crashes = flag(node, "records_crashes", at);
     if (!node["keys"] || !node["keys"].IsSequence()) bad(at, "expected a 'keys' list");
     for (const auto& key : node["keys"]) s.keys.push_back(parse_key(key, at));
     if (!s.find_key("devices") || s.find_key("devices")->type != RowKeyType::DeviceKinds)

@@ -32,6 +32,9 @@ struct PythonSuiteSpec {
   std::size_t kind_segment = 0;   // the segment of a case id (0: the row id) that is its device kind
   std::vector<std::string> expectation_statuses;  // what an entry of expectations/<suite>/<kind>.yaml may be
   bool shards_its_cases = false;
+  // A crashed case is run once more alone, its worker writing each sample before the call: the crash case
+  // then holds the sample it died on, for `crossdev repro` (docs/repro.md, "A crash").
+  bool records_crashes = false;
   std::vector<RowKeySpec> keys;
 
   const RowKeySpec* find_key(const std::string& key) const;

@@ -44,6 +44,7 @@
 #include "parity/expectations.h"
 #include "suites/expectation_files.h"
 #include "parity/op_parity.h"
+#include "parity/ops_repro_sample.h"
 #include "runner/python_runtimes.h"
 #include "runner/run_context.h"
 #include "runner/suite.h"
@@ -305,6 +306,34 @@ void record(const parity::ImplOutcome& o, CaseResult& r) {
   }
 }
 
+// A failing or erroring case's inputs and calls, for `crossdev repro` (parity/ops_repro_sample.h): the
+// record in details.repro_sample, or why there is none in details.repro.
+void add_repro_record(const OpsRow& r, const CaseKey& key, const parity::ParityConfig& config,
+                      const parity::OpParity& parity, CaseResult& c) {
+  if (r.config.dropout) {
+    c.details.emplace_back("repro", "a dropout check is judged by the law of its draws, not by one sample's values: "
+                                    "no script compares it");
+    return;
+  }
+  if (!key.subject.impl) {
+    c.details.emplace_back("repro", "a candidate row's case: `crossdev repro` writes scripts for crossdev's own "
+                                    "implementations only (docs/repro.md)");
+    return;
+  }
+  std::vector<std::string> comparisons = {parity::reference_name(parity::Reference::Golden)};
+  if (*key.subject.impl != ops::Impl::Fallback)
+    comparisons.emplace_back(parity::reference_name(parity::Reference::FusedVsFallback));
+  if (key.kind != DeviceKind::CPU) comparisons.emplace_back(parity::reference_name(parity::Reference::VsCpu));
+  const parity::OpsReproRecord record = parity::ops_repro_record(
+      {r.op->name(), key.subject.name, key.dtype, kind_name(key.kind), &config, &parity.inputs(), parity.grad_out(),
+       r.op->grad_inputs(), comparisons, c.status == Status::Error});
+  if (record.json.empty()) {
+    c.details.emplace_back("repro", record.why_not);
+  } else {
+    c.details.emplace_back("repro_sample", record.json);
+  }
+}
+
 class OpsSuite final : public Suite {
  public:
   const char* name() const override { return "ops"; }
@@ -387,6 +416,7 @@ class OpsSuite final : public Suite {
           c.status = Status::Error;
           c.message = describe_exception(e);  // a user's Python op: "ValueError: ..." (runner/run_context.h)
         }
+        if ((c.status == Status::Fail || c.status == Status::Error) && parity) add_repro_record(r, key, config, *parity, c);
         if (expected) apply_xfail(*expected, c);
       }
       c.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

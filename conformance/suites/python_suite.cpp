@@ -82,8 +82,10 @@ class PythonSuite final : public Suite {
   std::vector<CaseResult> run(const Row& row, const RunContext& ctx) const override {
     const RowKeySpec* timeout = spec_.find_key("case_timeout");
     const double default_timeout_s = timeout && timeout->has_default ? timeout->default_number : kNoCaseTimeoutS;
-    std::vector<CaseResult> results = run_python_row(row, *this, [&](long start) { return request("run", row, ctx, start); },
-                                                     row.number_or("case_timeout", default_timeout_s));
+    std::vector<CaseResult> results = run_python_row(
+        row, *this,
+        [&](long start, const std::string& crash_record) { return request("run", row, ctx, start, crash_record); },
+        row.number_or("case_timeout", default_timeout_s), spec_.records_crashes);
     for (CaseResult& c : results) {
       if (c.status == Status::Skip) continue;  // unrun (absent device, a skip expectation, no golden)
       const parity::Expectation* e = entry_for(row, ctx, c.id);
@@ -145,7 +147,8 @@ class PythonSuite final : public Suite {
     w.end_object();
   }
 
-  std::string request(const char* kind, const Row& row, const RunContext& ctx, long start) const {
+  std::string request(const char* kind, const Row& row, const RunContext& ctx, long start,
+                      const std::string& crash_record = "") const {
     json::Writer w(0);
     w.begin_object();
     w.field("request", kind);
@@ -162,6 +165,7 @@ class PythonSuite final : public Suite {
     w.key("row");
     write_row(w, row);
     w.field("start", static_cast<long long>(start));
+    if (!crash_record.empty()) w.field("crash_record", crash_record);
     w.end_object();
     return w.str();
   }

@@ -1,10 +1,11 @@
-"""`crossdev repro BUNDLE CASE_ID [--out DIR] [--device DEV]`: a standalone script for a failing opinfo case
-(docs/repro.md). The script needs torch only (and the device's package: torch_xla for xla): no crossdev, no
+"""`crossdev repro BUNDLE CASE_ID [--out DIR] [--device DEV]`: a standalone script for a failing opinfo, models
+or ops case (docs/repro.md; an ops case's script: crossdev.repro_ops). The script needs torch only (and the device's package: torch_xla for xla): no crossdev, no
 op_db. It rebuilds the sample the case recorded (crossdev.opinfo.repro_record: the exact CPU tensors, the
 call, op_db's output_process_fn_grad, the backward's grad_outputs, the tolerance, the TF32 switches), runs
 it on the CPU and on `--device` (default: the case's device kind), compares with torch.testing.assert_close
 at the case's rtol/atol, prints both results and the worst element, and exits 1 while they differ, 0 once
-they agree. For a case whose device raised, the script is the call alone: exit 1 while it raises.
+they agree. For a case whose device raised, the script is the call alone: exit 1 while it raises; for a case whose
+worker died (a crash, recorded by the engine's rerun of the case alone), the call in a child process: exit 1 while it dies.
 
 Exit codes: 0 written, 2 bad input (a case not in the bundle, a case that did not fail, a case without a
 recorded sample, a bundle from another torch without its exported samples). Imports torch only to read or
@@ -20,8 +21,10 @@ import sys
 from pathlib import Path
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
-REPRODUCIBLE = ("fail", "error", "xfail")
-SUITES = ("opinfo", "models")
+REPRODUCIBLE = ("fail", "error", "crash", "xfail")
+SUITES = ("opinfo", "models", "ops")
+# the schema of each suite's recorded sample (crossdev.opinfo.repro_record; conformance/parity/ops_repro_sample.h)
+SAMPLE_SCHEMAS = {"opinfo": "crossdev.repro_sample", "models": "crossdev.repro_sample", "ops": "crossdev.ops_repro_sample"}
 LITERAL_ELEMENTS = 4096  # more elements than this in a sample: its tensors go to a .pt file beside the script
 SCRIPT_NAME, TENSORS_NAME = "repro.py", "repro_tensors.pt"
 # the device type's Python package a script imports before it names the device (crossdev/runtimes.py's kinds)
@@ -91,7 +94,7 @@ def load_record(bundle_path: str, case_id: str) -> tuple[dict, dict]:
         why = "it passed: there is nothing to reproduce" if status in ("pass", "xpass") else \
             f"it is {status}: {case.get('message', '')[:200]}"
         raise BadInput(f"{bundle_path}: case '{case_id}' is {status}, {why} "
-                       f"(expected a case that failed or errored{'' if status != 'crash' else '; crash cases: see docs/repro.md'})")
+                       "(expected a case that failed, errored or crashed)")
     if case.get("suite") not in SUITES:
         raise BadInput(f"{bundle_path}: case '{case_id}' is of the {case.get('suite')} suite: `crossdev repro` writes "
                        f"scripts for {' and '.join(SUITES)} cases (expected one of those; docs/repro.md, "
@@ -104,9 +107,10 @@ def load_record(bundle_path: str, case_id: str) -> tuple[dict, dict]:
         except json.JSONDecodeError as e:
             raise BadInput(f"{bundle_path}: case '{case_id}': details.repro_sample is not JSON ({e.msg} at "
                            f"{e.lineno}:{e.colno}; expected the record crossdev's worker writes)") from None
-        if record.get("schema") != "crossdev.repro_sample":
+        expected_schema = SAMPLE_SCHEMAS[case.get("suite")]
+        if record.get("schema") != expected_schema:
             raise BadInput(f"{bundle_path}: case '{case_id}': details.repro_sample has schema "
-                           f"{record.get('schema')!r} (expected 'crossdev.repro_sample')")
+                           f"{record.get('schema')!r} (expected {expected_schema!r})")
         return case, record
     if "repro_sample_file" in details:
         recorded = Path(details["repro_sample_file"])
@@ -290,7 +294,7 @@ atol={record["atol"]!r} ({record["tolerance_source"]}), torch.testing.assert_clo
 Recorded with torch {record["torch"]}.{replay_doc}
 
     python3 {SCRIPT_NAME} [--device DEV] [--alone]   # default {device}; exit 1 while the device differs from the CPU
-                                           # ({"raises" if record["kind"] == "raised" else "differs"}), 0 once fixed
+                                           # ({ {"raised": "raises", "crashed": "dies"}.get(record["kind"], "differs")}), 0 once fixed
 """
 '''
     body = f'''import argparse
@@ -430,7 +434,15 @@ def worst(actual, expected):
 
 def main():
     device = DEVICE_ARG
-    if KIND == "raised":  # the device raised on this sample: the call alone
+    if KIND == "crashed" and not os.environ.get("CROSSDEV_REPRO_CHILD"):  # the call in a child: its death is the verdict
+        import subprocess
+        command = [sys.executable, *sys.orig_argv[1:]] if hasattr(sys, "orig_argv") else [sys.executable, *sys.argv]
+        child = subprocess.run(command, env=dict(os.environ, CROSSDEV_REPRO_CHILD="1"))
+        if child.returncode < 0:
+            print(f"{{device}}: the call killed the process (signal {{-child.returncode}}), as in crossdev's run")
+            return 1
+        return 1 if child.returncode else 0
+    if KIND in ("raised", "crashed"):  # the device raised (or died) on this sample: the call alone
         try:
             result = run(device)
             print(f"{{device}}: the call returned without raising ({{len(result)}} result(s)): fixed")
@@ -483,6 +495,11 @@ def _atomic_write(path: Path, data: bytes) -> None:
 def write(bundle_path: str, case_id: str, out_dir: str | None, device: str | None) -> Path:
     case, record = load_record(bundle_path, case_id)
     details = case.get("details") or {}
+    out = Path(out_dir) if out_dir else Path("repro") / re.sub(r"[^A-Za-z0-9._-]", "_", case_id)
+    if case.get("suite") == "ops":
+        from crossdev import repro_ops
+        text = repro_ops.script_text(case, record, bundle_path, device or record["device_kind"], _element_literals)
+        return _write_script(out, text)
     if record.get("kind") != "raised":
         rule = next((details[k] for k in ("compared", "random_ops") if k in details), None)
         if rule:
@@ -492,7 +509,6 @@ def write(bundle_path: str, case_id: str, out_dir: str | None, device: str | Non
     device = device or record["device_kind"].split("@")[0]
     elements = sum(len(base64.b64decode(d["data"])) // max(1, _itemsize(d["dtype"])) for d in record["tensors"])
     large = elements > LITERAL_ELEMENTS
-    out = Path(out_dir) if out_dir else Path("repro") / re.sub(r"[^A-Za-z0-9._-]", "_", case_id)
     out.mkdir(parents=True, exist_ok=True)
     if large:
         import io
@@ -502,8 +518,12 @@ def write(bundle_path: str, case_id: str, out_dir: str | None, device: str | Non
         buffer = io.BytesIO()
         torch.save([tensor_from_doc(d).detach() for d in record["tensors"]], buffer)
         _atomic_write(out / TENSORS_NAME, buffer.getvalue())
-    text = script_text(case, record, bundle_path, device, large)
+    return _write_script(out, script_text(case, record, bundle_path, device, large))
+
+
+def _write_script(out: Path, text: str) -> Path:
     compile(text, str(out / SCRIPT_NAME), "exec")  # a script that does not parse is crossdev's bug: never written
+    out.mkdir(parents=True, exist_ok=True)
     _atomic_write(out / SCRIPT_NAME, text.encode())
     os.chmod(out / SCRIPT_NAME, 0o755)
     return out / SCRIPT_NAME

@@ -4,6 +4,8 @@ per op x device x dtype x check, in a fixed order (the engine resumes after a cr
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import time
 import zlib
 from dataclasses import dataclass
@@ -296,6 +298,8 @@ def _run_samples(op, case, row, device, device_type, dtype, check, variant, tol,
     for index, sample in enumerate(_made_on_device(sample_iter, found.errors, device)):
         if found.compared >= wanted:
             break
+        if _crash_record.path:
+            _crash_record.write(op, case, index, sample, variant, check, tol, seed + index, ran)
         seeding.seed(seed + index, device_type)
         try:
             extra = {"tf32_tol": tf32_tol} if tf32_tol is not None else {}
@@ -532,8 +536,33 @@ def run(request, out) -> None:
     if cross_machine.enabled(request["row"]):  # the same case path, its runner records outputs instead
         cross_machine.run_row(request, out, cases, SEED, lambda runner, i: _run_one(cases, i, request, out, runner))
         return
+    if request.get("crash_record"):  # the engine's rerun of a case that crashed: that case alone, each sample
+        _crash_record.path = request["crash_record"]  # written before its call (crossdev repro's crash script)
+        try:
+            _run_one(cases, request["start"], request, out)
+        finally:
+            _crash_record.path = None
+        return
     for index in range(request.get("start", 0), len(cases)):
         _run_one(cases, index, request, out)
+
+
+class _crash_record:
+    """Where the rerun of a crashed case writes each sample's record before the device runs it: the last one
+    written is the sample the process died on. The file holds {"details": {...}}, the details a failing case
+    gets from repro_record (the sample, or why there is none), which the engine adds to the crash case."""
+    path = None
+
+    @classmethod
+    def write(cls, op, case, index, sample, variant, check, tol, seed, ran) -> None:
+        scratch = {"id": case["id"], "details": dict(case["details"])}
+        _record_repro(op, scratch, index, sample, variant, check, tol, [], seed, "crashed", ran)
+        keys = ("repro_sample", "repro_sample_file", "reproduce", "repro")
+        doc = {"details": {k: scratch["details"][k] for k in keys if k in scratch["details"]}}
+        tmp = cls.path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(doc, f)
+        os.replace(tmp, cls.path)
 
 
 def _run_one(cases, index, request, out, capability_runner=None) -> None:

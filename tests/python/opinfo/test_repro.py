@@ -9,6 +9,8 @@ What is proved here, and how:
   file the CPU run executed (no crossdev in it);
 - a models case (the DiT block with the test-only wrong aten::gelu of tests/model_faults): the script is the first
   divergent module's first ATen op out of tolerance, called alone with the CPU golden's inputs to it; the same proof;
+- a crash case (tests/opinfo_faults' segfaulting tan on sim): the engine's rerun of the case alone records the
+  sample it died on, and the script, the call in a child process, exits 1 while the child dies and 0 without the fault;
 - bad input (a case not in the bundle, a case that passed, a bundle from another torch without the case's
   recorded sample, a file that is no bundle) exits 2 naming the file and what was expected.
 """
@@ -178,6 +180,35 @@ def test_a_sample_recorded_in_the_export_folder_is_read_from_there(mutant_run, t
     assert run_on_sim(tmp_path / "s" / "repro.py", "cuda-like", libraries).returncode == 1
     os.remove(path)
     assert repro.main([str(tmp_path / "b.json"), case["id"], "--out", str(tmp_path / "s2")]) == 2
+
+
+CRASH_MATRIX = """suite: opinfo
+cases:
+  - {id: t, source: "issue 51", intent: "crossdev repro of a crash", opinfo: ["tan*"], devices: [mps], dtypes: [float32],
+     checks: [forward], max_samples: 2}
+"""
+
+
+def test_a_crash_case_script_is_the_call_in_a_child_process(cli, tmp_path, built_library):
+    """tests/opinfo_faults' tan kernel for sim raises SIGSEGV: the worker dies, nothing of the case was sent. The
+    engine runs the case once more alone, its worker writing each sample before the call, so the crash case holds
+    the sample it died on; the script runs the call in a child process and exits 1 while that child dies."""
+    faults = built_library("crossdev_test_opinfo_faults")
+    (tmp_path / "t.yaml").write_text(CRASH_MATRIX)
+    bundle = tmp_path / "t.json"
+    proc = cli("run", "--matrix", tmp_path / "t.yaml", "--simulate", "mps", "--out", bundle, "--load-library", faults)
+    cases = {c["id"]: c for c in json.loads(bundle.read_text())["cases"]}
+    crash = cases["t/tan/mps/float32/forward"]
+    assert crash["status"] == "crash" and "signal 11" in crash["message"], (crash, proc.stderr[-2000:])
+    assert json.loads(crash["details"]["repro_sample"])["kind"] == "crashed"
+    assert cases["t/tanh/mps/float32/forward"]["status"] == "pass", "the row went on after the crash and its rerun"
+    assert cli("repro", bundle, crash["id"], "--out", tmp_path / "s").returncode == 0
+    script = tmp_path / "s" / "repro.py"
+    assert run_isolated(script).returncode == 0
+    died = run_on_sim(script, "mps-like", [faults])
+    assert died.returncode == 1 and "killed the process (signal 11)" in died.stdout, died.stdout + died.stderr[-2000:]
+    fixed = run_on_sim(script, "mps-like", [])
+    assert fixed.returncode == 0 and "returned without raising" in fixed.stdout, fixed.stdout + fixed.stderr[-2000:]
 
 
 def test_bad_input_exits_2_naming_the_file_and_what_was_expected(mutant_run, cli, tmp_path):

@@ -22,8 +22,10 @@ from conftest import ROOT
 
 ROTARY_STRIDED = "ops.rotary/cpu/float32/strided/fused"
 RMS_NORM_BASIC = "ops.rms_norm/cpu/float32/basic/fused"
-# the op library and the mutants loaded, then the generated script as __main__
-LAUNCHER = """import runpy, sys, torch
+# the op library and the mutants loaded, then the generated script as __main__; the crossdev package unimportable
+LAUNCHER = """import runpy, sys
+sys.modules["crossdev"] = None
+import torch
 script, *libraries = sys.argv[1:]
 for lib in libraries:
     torch.ops.load_library(lib)

@@ -47,13 +47,17 @@ $(BUILD)/build.ninja:
 
 configure: setup $(BUILD)/build.ninja
 
+# On a terminal ninja keeps its progress on one line; elsewhere (a CI log) its "[n/N] Building ..." lines are left
+# out and what the compiler says (a warning, an error) is kept, so the log holds what a person can act on.
+BUILD_STEP = ci/quiet_build.sh
+
 build: configure
-	cmake --build $(BUILD) -j $(JOBS)
+	@bash $(BUILD_STEP) $(BUILD) -j $(JOBS)
 
 # What only make test runs (cmake/CrossdevTesting.cmake: crossdev_tests), and the build tree of the CI
 # template's test, $(BUILD)-ci-template (tests/python/packaging/ci_template_tree.py: ccache serves it).
 build-tests: build
-	@if [[ "$(BUILD_TESTS)" == ON ]]; then cmake --build $(BUILD) -j $(JOBS) --target crossdev_tests && \
+	@if [[ "$(BUILD_TESTS)" == ON ]]; then bash $(BUILD_STEP) $(BUILD) -j $(JOBS) --target crossdev_tests && \
 	  $(PYTHON) tests/python/packaging/ci_template_tree.py $(BUILD); fi
 
 # The wheel, as `pip install --no-build-isolation .` builds it, installed into $(VENV).

@@ -50,12 +50,16 @@ if [[ -x "$build/bin/crossdev_bench" && "${CROSSDEV_SKIP_BENCH:-0}" != 1 ]]; the
     echo "CROSSDEV_BENCH_ALLOCATOR=$allocator: expected system, tcmalloc or both" >&2; exit 2;; esac
   # The CPU fused/fallback op cases are the peers driver's (same process as the ATen and compile peers);
   # crossdev_bench keeps TorchScript, other devices, resolve() and its own triad.
+  # The console gets one line per driver; each one's table (and Google Benchmark's context) is in its .txt
+  # beside the JSON, shown here only when the driver failed.
   if "$build/bin/crossdev_bench" --benchmark_min_time=0.05s --benchmark_repetitions=3 --benchmark_out="$out/bench.json.tmp" \
        --benchmark_out_format=json --benchmark_filter='-^[a-z_]+/(fused|fallback)/[^/]+/[^/]+/cpu/' \
-       ${CROSSDEV_BENCH_ARGS:-} > "$out/bench.txt"; then
+       ${CROSSDEV_BENCH_ARGS:-} > "$out/bench.txt" 2>&1; then
+    echo "$(grep -m1 '^crossdev_bench:' "$out/bench.txt"); table: $out/bench.txt"
     if [[ "$allocator" != tcmalloc ]]; then
-      run_peers system "$out/peer_bench.json" --merge-into "$out/bench.json.tmp"
+      run_peers system "$out/peer_bench.json" --merge-into "$out/bench.json.tmp" > "$out/peer_bench.txt"
       peers_rc=$?
+      tail -n 1 "$out/peer_bench.txt"; echo "  table: $out/peer_bench.txt"
       # exit 2 (bad input, or a package make report should have installed) is the run's verdict too, after the rest ran
       ((peers_rc == 2)) && input_rc=2
       ((peers_rc)) && echo "the peers driver failed (rc=$peers_rc, see above); the report goes on with what it wrote" >&2
@@ -64,7 +68,7 @@ if [[ -x "$build/bin/crossdev_bench" && "${CROSSDEV_SKIP_BENCH:-0}" != 1 ]]; the
       tc_json="$out/peer_bench_tcmalloc.json"
       [[ "$allocator" == tcmalloc ]] && tc_json="$out/peer_bench.json"
       merge=(); [[ "$allocator" == tcmalloc ]] && merge=(--merge-into "$out/bench.json.tmp")
-      run_peers tcmalloc "$tc_json" "${merge[@]}" || echo "the tcmalloc peers run failed" >&2
+      run_peers tcmalloc "$tc_json" "${merge[@]}" > "${tc_json%.json}.txt" || echo "the tcmalloc peers run failed" >&2
       [[ "$allocator" == both && -f "$tc_json" ]] && \
         "$python" bench/summarize.py "$tc_json" --markdown "$out/bench_summary_tcmalloc.md" > /dev/null || true
     fi
@@ -76,9 +80,11 @@ if [[ -x "$build/bin/crossdev_bench" && "${CROSSDEV_SKIP_BENCH:-0}" != 1 ]]; the
     fi
     mv "$out/bench.json.tmp" "$out/bench.json"
     bench_args=(--bench-json "$out/bench.json")
-    "$python" bench/summarize.py "$out/bench.json" --markdown "$out/bench_summary.md" --json "$out/bench_summary.json" || true
+    "$python" bench/summarize.py "$out/bench.json" --markdown "$out/bench_summary.md" --json "$out/bench_summary.json" \
+      > /dev/null || true
   else
-    echo "benchmarks failed (see $out/bench.txt); the report goes on without them" >&2
+    tail -n 20 "$out/bench.txt" >&2
+    echo "benchmarks failed (the end of $out/bench.txt above); the report goes on without them" >&2
   fi
 fi
 

@@ -261,6 +261,8 @@ def parse_args(argv):
     p.add_argument("--diverge", choices=sorted(DIVERGE), default="all",
                    help="CROSSDEV_SIM_DIVERGE=all (default) or 0 (off: sim runs the CPU's kernels)")
     p.add_argument("--random-laws", metavar="FILE", help="random_false_alarm_bench.py's JSON, embedded if it exists")
+    p.add_argument("--verbose", action="store_true", help="a console line for every mutant (default: only those "
+                   "the gate judged wrongly; every figure is in --out either way)")
     p.add_argument("--catalog", default=CATALOG, type=pathlib.Path, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.reruns < 1 or args.jobs < 1:
@@ -292,8 +294,8 @@ def main(argv=None) -> int:
             prefix = jobs[future]
             cases, error, seconds = future.result()
             results[prefix] = cases
-            print(f"{prefix}: {len(cases)} case(s) in {seconds:.0f} s" + (f"; {error}" if error else ""), flush=True)
-            if error:
+            if error:  # a run that went wrong is said at once; the others only in the summary below
+                print(f"{prefix}: {len(cases)} case(s) in {seconds:.0f} s; {error}", flush=True)
                 errors.append(error)
     entries = [mutant_figures(m, results[f"g{g}"], f"g{g}", args.reruns, union_targets(ms))
                for g, ms in by_group.items() for m in ms]
@@ -305,11 +307,19 @@ def main(argv=None) -> int:
     if laws is not None:
         doc["random_laws"] = laws
     write_json(args.out, doc)
+    # A console line for each mutant the gate did not judge as it should (a bug missed in a run, a legitimate
+    # difference flagged), every one with --verbose; the figures of all are in the JSON and the report.
+    bugs = [e for e in entries if e["kind"] == "bug"]
+    legitimate = [e for e in entries if e["kind"] != "bug"]
     for e in entries:
-        figure = (f"caught {e['caught']}" if e["kind"] == "bug" else f"false alarms {e['false_alarms']}") + f" of {e['runs']}"
-        print(f"{e['name']} ({e['kind']}): {figure} ({e['rate']:.0%}) {e['by_status']}")
+        flawless = e["caught"] == e["runs"] if e["kind"] == "bug" else e["false_alarms"] == 0
+        if args.verbose or not flawless:
+            figure = (f"caught {e['caught']}" if e["kind"] == "bug" else f"false alarms {e['false_alarms']}") + f" of {e['runs']}"
+            print(f"{e['name']} ({e['kind']}): {figure} ({e['rate']:.0%}) {e['by_status']}")
     clean = doc["clean"]
-    print(f"clean: {clean['false_alarms']} false alarm(s) in {clean['runs']} ({clean['cases']} cases x {args.reruns}); "
+    print(f"gate power: {sum(e['caught'] == e['runs'] for e in bugs)} of {len(bugs)} bugs caught in every run, "
+          f"{sum(e['false_alarms'] == 0 for e in legitimate)} of {len(legitimate)} legitimate differences never flagged; "
+          f"clean: {clean['false_alarms']} false alarm(s) in {clean['runs']} ({clean['cases']} cases x {args.reruns}); "
           f"{args.out} in {doc['seconds']} s")
     return 1 if errors else 0
 

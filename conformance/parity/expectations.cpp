@@ -16,7 +16,11 @@ struct StatusName {
   const char* name;
   ExpectedStatus status;
 };
-constexpr StatusName kStatusNames[] = {{"xfail", ExpectedStatus::XFail}, {"skip", ExpectedStatus::Skip}};
+constexpr StatusName kStatusNames[] = {
+#define CROSSDEV_EXPECTED_NAME(enumerator, name) {name, ExpectedStatus::enumerator},
+    CROSSDEV_EXPECTATION_STATUSES(CROSSDEV_EXPECTED_NAME)
+#undef CROSSDEV_EXPECTED_NAME
+};
 
 Expectation parse_entry(const std::string& path, const YAML::Node& node) {
   const int line = line_of(node, 1);
@@ -47,14 +51,9 @@ Expectation parse_entry(const std::string& path, const YAML::Node& node) {
       if (!known) throw YamlError({path, key_line}, "class '" + value + "': expected one of " + failure_class_list());
       e.failure_class = value;
     } else if (key == "status") {
-      bool known = false;
-      for (const auto& row : kStatusNames) {
-        if (value == row.name) {
-          e.status = row.status;
-          known = true;
-        }
-      }
-      if (!known) throw YamlError({path, key_line}, "status '" + value + "': expected xfail or skip");
+      const std::optional<ExpectedStatus> status = expected_status_named(value);
+      if (!status) throw YamlError({path, key_line}, "status '" + value + "': expected " + expected_status_list());
+      e.status = *status;
     } else {
       throw YamlError({path, key_line}, "unknown key '" + key + "'; expected match, status, reason, execution, class");
     }
@@ -70,6 +69,21 @@ std::string failure_class_list() {
   std::string out;
   for (const char* name : kFailureClasses) out += (out.empty() ? "" : ", ") + std::string(name);
   return out;
+}
+
+const std::string& expected_status_list() {
+  static const std::string list = [] {
+    std::string out;
+    for (const auto& row : kStatusNames) out += (out.empty() ? "" : " or ") + std::string(row.name);
+    return out;
+  }();
+  return list;
+}
+
+std::optional<ExpectedStatus> expected_status_named(std::string_view name) noexcept {
+  for (const auto& row : kStatusNames)
+    if (name == row.name) return row.status;
+  return std::nullopt;
 }
 
 const char* expected_status_name(ExpectedStatus s) noexcept {

@@ -4,22 +4,34 @@
 //   description: why this device has known differences   # optional
 //   expectations:
 //     - match: "ops.rms_norm/cpu/float16/*/fallback"      # glob over case ids
-//       status: xfail                                      # xfail | skip
+//       status: xfail                                      # xfail | skip (case_statuses.json's `expectation`)
 //       reason: "fallback accumulates in float16"          # required, shown in reports
 //       class: numerics                                    # optional: what kind of failure (kFailureClasses)
 //
 // The first entry whose glob matches a case id applies. An entry that matches no case of the
 // matrix is stale (the case it was written for was renamed or removed) and is warned about.
 // Every problem in a file is a YamlError "file:line: ..." (impl/yaml).
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "yaml/yaml_error.h"
 
+#include "parity/expectation_statuses.inc"  // generated from python/crossdev/case_statuses.json ("expectation")
+
 namespace crossdev::parity {
 
-enum class ExpectedStatus { XFail, Skip };
+// The statuses an entry may give a case: the table's own enumerators (XFail, Skip).
+enum class ExpectedStatus {
+#define CROSSDEV_EXPECTED_ENUMERATOR(enumerator, name) enumerator,
+  CROSSDEV_EXPECTATION_STATUSES(CROSSDEV_EXPECTED_ENUMERATOR)
+#undef CROSSDEV_EXPECTED_ENUMERATOR
+};
+// Their names for a message ("xfail or skip").
+const std::string& expected_status_list();
+// The status named `name`, or nullopt.
+std::optional<ExpectedStatus> expected_status_named(std::string_view name) noexcept;
 
 // What kind of failure an entry expects (its optional `class` key; the opinfo suite's
 // `crossdev expectations accept` writes one for every entry, docs/opinfo.md).

@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "parity/expectations.h"
 #include "util/named_table.h"
 
 namespace crossdev::conformance {
@@ -120,7 +121,7 @@ std::vector<PythonSuiteSpec> parse_python_suite_specs(const std::string& json) {
     s.kind_segment = static_cast<std::size_t>(kind - segments.begin());
     s.expectation_statuses = texts(node, "expectations", at);
     for (const auto& st : s.expectation_statuses)
-      if (st != "xfail" && st != "skip") bad(at, "an expectation is xfail or skip, not '" + st + "'");
+      if (!parity::expected_status_named(st)) bad(at, "an expectation is " + parity::expected_status_list() + ", not '" + st + "'");
     s.shards_its_cases = flag(node, "shards_its_cases", at);
     s.records_crashes = flag(node, "records_crashes", at);
     if (!node["keys"] || !node["keys"].IsSequence()) bad(at, "expected a 'keys' list");

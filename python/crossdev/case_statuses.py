@@ -11,4 +11,5 @@ FAILED_STATUSES = tuple(s for s in GATING_STATUSES if s != "xpass")  # it ran an
 JUNIT_ELEMENT = {s["name"]: s["junit"] or None for s in _TABLE["statuses"]}  # None: a pass writes no element
 STATUS_RANK = {s["name"]: s["rank"] for s in _TABLE["statuses"]}
 STATUS_MEANING = {s["name"]: s["meaning"] for s in _TABLE["statuses"]}
+EXPECTATION_STATUSES = tuple(s["name"] for s in _TABLE["statuses"] if s["expectation"])  # what an entry may give
 EXECUTIONS = tuple(e["name"] for e in _TABLE["executions"])

@@ -61,8 +61,8 @@ def _suite_element(root: ET.Element, name: str, cases: list, runner=None) -> ET.
         name=_clean(name),
         tests=str(len(cases)),
         failures=str(sum(JUNIT_ELEMENT[s] == "failure" for s in statuses)),
-        errors=str(sum(s in ("error", "crash") for s in statuses)),
-        skipped=str(sum(s in ("skip", "xfail") for s in statuses)),
+        errors=str(sum(JUNIT_ELEMENT[s] == "error" for s in statuses)),
+        skipped=str(sum(JUNIT_ELEMENT[s] == "skipped" for s in statuses)),
     )
     total = sum(_seconds(c) or 0.0 for c in cases)
     if math.isfinite(total):  # optional in the schema; a sum that overflows is left out

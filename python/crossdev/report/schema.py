@@ -25,7 +25,7 @@ REDIRECT_ACTIONS_BEFORE_3 = {"fallback": "substituted"}  # old name -> name sinc
 BUNDLE_SET_NAME = "crossdev.bundle_set"
 SUPPORTED_SET_VERSIONS = (1,)
 
-from crossdev.case_statuses import EXECUTIONS, GATING_STATUSES, STATUSES  # noqa: E402,F401  (the one table)
+from crossdev.case_statuses import EXECUTIONS, EXPECTATION_STATUSES, GATING_STATUSES, STATUSES  # noqa: E402,F401  (the one table)
 PROVENANCES = ("real", "simulated")
 
 
@@ -219,7 +219,7 @@ BENCHMARKS = Obj({"benchmarks": ListOf(BENCHMARK, "name")}, optional={"context":
 
 # An expectation entry that matched no case of a run that covered its whole scope (the opinfo suite's
 # rule, conformance/suites/suite_expectations.h); added within version 3 (an optional field).
-STALE_EXPECTATION = Obj({"where": STR, "match": STR, "status": OneOf(("xfail", "skip")), "reason": STR,
+STALE_EXPECTATION = Obj({"where": STR, "match": STR, "status": OneOf(EXPECTATION_STATUSES), "reason": STR,
                          "device_kind": STR})
 
 BUNDLE = Obj(

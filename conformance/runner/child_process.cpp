@@ -1,5 +1,7 @@
 #include "runner/child_process.h"
 
+#include <csignal>
+
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
@@ -68,13 +70,38 @@ int spawn_child(const ChildSpec& spec, pid_t* pid) {
   return rc;
 }
 
+const char* signal_name(int sig) noexcept {
+  switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGILL: return "SIGILL";
+    case SIGFPE: return "SIGFPE";
+    case SIGABRT: return "SIGABRT";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGSYS: return "SIGSYS";
+    case SIGXCPU: return "SIGXCPU";
+    default: return "";
+  }
+}
+
 std::string describe_exit(int wait_status, const std::string& who) {
+  std::string how;
   if (WIFSIGNALED(wait_status)) {
     const int sig = WTERMSIG(wait_status);
-    return who + " killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+    const std::string name = signal_name(sig);
+    how = "was killed by signal " + std::to_string(sig) + (name.empty() ? "" : " (" + name + ")");
+  } else if (WIFEXITED(wait_status)) {
+    how = "exited with status " + std::to_string(WEXITSTATUS(wait_status));
+  } else {
+    how = "ended abnormally";
   }
-  if (WIFEXITED(wait_status)) return who + " exited with code " + std::to_string(WEXITSTATUS(wait_status));
-  return who + " ended abnormally";
+  return who.empty() ? how : who + " " + how;
 }
 
 void die_with_parent(int exit_code) {

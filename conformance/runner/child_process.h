@@ -37,9 +37,12 @@ struct ChildSpec {
 // Starts the child; 0 and *pid, or the errno of the failure (the caller names the child in its message).
 int spawn_child(const ChildSpec& spec, pid_t* pid);
 
-// How a child ended, from its wait status: "<who> killed by signal 11 (Segmentation fault)", "<who> exited
-// with code 2", or "<who> ended abnormally".
+// How a child ended, from its wait status, in the one wording of every child the engine runs (and of
+// python/crossdev/child_process.py's describe_exit): "<who> was killed by signal 11 (SIGSEGV)", "<who> exited
+// with status 2", or "<who> ended abnormally" (no `who`: the text alone).
 std::string describe_exit(int wait_status, const std::string& who);
+// A fatal signal's name ("SIGSEGV"), "" for one not in the table; async-signal-safe (a handler may call it).
+const char* signal_name(int sig) noexcept;
 
 // In a child: SIGKILL when the parent dies (PR_SET_PDEATHSIG), and exit at once with `exit_code` when the
 // parent named by CROSSDEV_PARENT_PID is already gone (it died between the spawn and this call).

@@ -62,20 +62,6 @@ std::string demangle(const char* name) {
   return status == 0 && demangled ? demangled.get() : name;
 }
 
-const char* signal_name(int sig) {
-  switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGILL: return "SIGILL";
-    case SIGFPE: return "SIGFPE";
-    case SIGABRT: return "SIGABRT";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    default: return "a signal";
-  }
-}
-
 // --- the child ------------------------------------------------------------------------------
 
 // What the child is loading, for the terminate and fatal-signal handlers (set before each dlopen).
@@ -121,7 +107,7 @@ void write_event(const std::string& line) {
 void on_fatal_signal(int sig) {  // async-signal-safe: write and _exit only
   if (!g_crash_head.empty()) {
     (void)!::write(STDERR_FILENO, g_crash_head.data(), g_crash_head.size());
-    const char* name = signal_name(sig);
+    const char* name = *signal_name(sig) != '\0' ? signal_name(sig) : "a signal";
     (void)!::write(STDERR_FILENO, name, std::strlen(name));
     static const char kTail[] = " while loading it\"}\n";
     (void)!::write(STDERR_FILENO, kTail, sizeof(kTail) - 1);
@@ -129,17 +115,6 @@ void on_fatal_signal(int sig) {  // async-signal-safe: write and _exit only
   }
   ::signal(sig, SIG_DFL);
   ::raise(sig);
-}
-
-// --- the parent -----------------------------------------------------------------------------
-
-std::string describe_status(int status) {
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    const std::string name = signal_name(sig);
-    return "was killed by signal " + std::to_string(sig) + (name.rfind("SIG", 0) == 0 ? " (" + name + ")" : "");
-  }
-  return "exited with status " + std::to_string(WEXITSTATUS(status));
 }
 
 }  // namespace
@@ -259,7 +234,7 @@ void check_libraries_in_child(const std::vector<std::string>& argv, double timeo
   for (std::size_t i = other.size() > 3 ? other.size() - 3 : 0; i < other.size(); ++i) tail += (tail.empty() ? "" : " | ") + other[i];
   if (tail.size() > 1000) tail = "..." + tail.substr(tail.size() - 1000);
   const std::string how = timed_out ? "was still loading it after " + std::to_string(static_cast<long long>(timeout_s)) + " s"
-                                    : describe_status(status);
+                                    : describe_exit(status, "");
   const std::string last = tail.empty() ? "" : "; its last output: " + tail;
   if (!loading.empty()) throw LoadLibraryError("cannot load '" + loading + "': the process loading it " + how + last);
   throw LoadLibraryError("cannot check the libraries in a child process: '" + argv[0] + "' " + how + last);

@@ -685,7 +685,7 @@ def _describe_unanswered(result):
         return f"no answer within {result['timeout']:g} s; the process was killed"
     if stage == "crash":
         code = result.get("returncode")
-        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
+        how = child_process.describe_exit(code) if code is not None else "ended"
         return f"the picker's process {how} before answering"
     return f"the check itself failed: {result.get('type')}: {result.get('message')}"
 

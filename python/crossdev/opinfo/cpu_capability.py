@@ -155,7 +155,8 @@ class _Process:
         if timed_out:
             return f"timed out after {timeout:.0f} s (case_timeout)"
         code = self.proc.returncode
-        return f"killed by signal {-code}" if code is not None and code < 0 else f"died (exit {code}, {self.last_line!r})"
+        how = child_process.describe_exit(code) if code is not None else "ended"
+        return how if code is not None and code < 0 else f"{how} ({self.last_line!r})"
 
     def close(self):
         if self.proc.poll() is None:

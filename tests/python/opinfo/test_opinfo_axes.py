@@ -130,7 +130,7 @@ def test_a_capability_process_that_dies_is_that_cases_crash_not_the_rows(tmp_pat
     process = _Process("default", str(tmp_path / "jobs.pt"), str(tmp_path))
     try:
         assert process.reported == "DEFAULT", "torch dispatches to the capability asked for"
-        assert process.run(0, timeout=60) == "killed by signal 11"
+        assert process.run(0, timeout=60) == "was killed by signal 11 (SIGSEGV)"
         assert not process.alive()
     finally:
         process.close()

@@ -114,8 +114,8 @@ def test_a_picker_that_raises_hangs_dies_or_is_wrong_fails_that_host_with_the_re
     assert outcomes(r) == {h: ("PASSED" if h == "cpu-only" else "FAILED") for h in hosts}, r.stdout[-3000:]
     reason = {"cuda-x1": "misbehaves:pick() raised RuntimeError: picker blew up (at ",
               "cuda-x2": "misbehaves:pick(): no answer within 5 s; the process was killed",
-              "mps": "misbehaves:pick(): the picker's process exited with code 3 before answering",
-              "cuda+mps": "misbehaves:pick(): the picker's process exited with code 3 before answering",
+              "mps": "misbehaves:pick(): the picker's process exited with status 3 before answering",
+              "cuda+mps": "misbehaves:pick(): the picker's process exited with status 3 before answering",
               "xpu": "importing misbehaves raised ImportError: needs no XPU (at ",
               "xpu+cuda": "importing misbehaves raised ImportError: needs no XPU (at ",
               "all": "importing misbehaves raised ImportError: needs no XPU (at ",

@@ -61,14 +61,24 @@ build-tests: build
 	  $(PYTHON) tests/python/packaging/ci_template_tree.py $(BUILD); fi
 
 # The wheel, as `pip install --no-build-isolation .` builds it, installed into $(VENV).
+# WHEEL=path installs that wheel instead, with the same pip flags, and pip builds nothing: $(BUILD) is not
+# reconfigured by $(VENV)'s pip. ci/fresh_report_check.sh passes the wheel `make wheel` built from a build folder
+# it reuses, so a venv of another Python (its fresh one) leaves that folder as it was (issue 49).
+WHEEL ?=
 install: build
 	@[[ -x $(VENV_PY) ]] || $(PYTHON) ci/make_venv.py $(VENV)
 	@start=$$(date +%s); CMAKE_ARGS="$(CMAKE_ARGS)" $(VENV_PY) -m pip install -q --disable-pip-version-check --no-build-isolation \
-	  --no-deps --force-reinstall $(PIP_BUILD) . && echo "install: crossdev into $(VENV) in $$(( $$(date +%s) - start ))s"
+	  --no-deps --force-reinstall $(if $(WHEEL),$(WHEEL),$(PIP_BUILD) .) && \
+	  echo "install: crossdev into $(VENV)$(if $(WHEEL), from $(WHEEL)) in $$(( $$(date +%s) - start ))s"
 
-# A wheel a runner can cache (dist/), built like `pip wheel --no-build-isolation .`.
+# A wheel a runner can cache, built like `pip wheel --no-build-isolation .` into $(WHEEL_DIR) by $(WHEEL_PYTHON)'s
+# pip. pip's configure step writes the interpreter running it into $(BUILD)'s cache (Python_EXECUTABLE,
+# CMAKE_PREFIX_PATH): WHEEL_PYTHON=$(VENV_PY), the Python `make install` configured $(BUILD) with, keeps that step
+# a no-op, and nothing compiles (ci/fresh_report_check.sh).
+WHEEL_DIR ?= dist
+WHEEL_PYTHON ?= $(PYTHON)
 wheel: build
-	CMAKE_ARGS="$(CMAKE_ARGS)" $(PYTHON) -m pip wheel --no-build-isolation --no-deps $(PIP_BUILD) -w dist .
+	CMAKE_ARGS="$(CMAKE_ARGS)" $(WHEEL_PYTHON) -m pip wheel --no-build-isolation --no-deps $(PIP_BUILD) -w $(WHEEL_DIR) .
 
 ctest: build-tests
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) 2>&1 | tail -n 40; exit $${PIPESTATUS[0]}

@@ -211,3 +211,146 @@ def test_noisy_figures_are_not_judged_and_say_so(tmp_path):
 def test_bad_max_cv_exits_2(tmp_path):
     proc, _, _ = run_gate(tmp_path, gbench_json({"a": [1.0]}), gbench_json({"a": [1.0]}), "--max-cv", "0")
     assert proc.returncode == 2 and "--max-cv" in proc.stderr
+
+
+# The relative rule (issue 52): a row is judged against the run's drift, the median change of its anchor rows
+# (the same run's ATen and torch.compile peers and the STREAM triad), and against the run-to-run spread of
+# every row. Each forgiving case below comes with the case it must still catch.
+
+OPS = ("rms_norm", "swiglu", "gelu_tanh")
+IMPLS = ("fused.out", "fused", "fallback", "aten", "compile")
+
+
+def make_report_run(seed, drift=1.0, factors=None, row_noise=0.0, rep_noise=0.01):
+    """Rows shaped like make report's: every op x impl x size x pass (fused.out fwd only) and the triad at each
+    size, 5 repetitions each. Every row is scaled by `drift` (the host), by its own seeded factor within
+    +-row_noise (run-to-run spread), and by factors[name prefix] (a kernel made slower)."""
+    rng = random.Random(seed)
+    factors = factors or {}
+    series = {}
+    for size, elements in (("1M", 1.0), ("8M", 8.0)):
+        for impl in ("aten.out", "aten"):
+            series[f"stream_triad/{impl}/float32/{size}/cpu/fwd"] = 100.0 * elements
+        for op in OPS:
+            for pass_ in ("fwd", "fwd_bwd"):
+                for k, impl in enumerate(IMPLS):
+                    if impl == "fused.out" and pass_ == "fwd_bwd":
+                        continue
+                    series[f"{op}/{impl}/float32/{size}/cpu/{pass_}"] = (200.0 + 30 * k) * elements * (
+                        2.5 if pass_ == "fwd_bwd" else 1.0)
+    out = {}
+    for name, median in series.items():
+        factor = drift * (1 + rng.uniform(-row_noise, row_noise))
+        for prefix, f in factors.items():
+            if name.startswith(prefix):
+                factor *= f
+        out[name] = draws(rng.randrange(10 ** 6), median * factor, 5, noise=rep_noise)
+    return gbench_json(out)
+
+
+def flagged(doc):
+    return {b["name"]: b["verdict"] for b in doc["runs"][0]["benchmarks"] if b["verdict"] in ("regression", "improvement")}
+
+
+def test_a_uniform_drift_of_every_row_is_not_flagged(tmp_path):
+    """The host 30% slower for the whole run: the anchors move with the kernels and the ratio stays."""
+    proc, doc, md = run_gate(tmp_path, make_report_run(1), make_report_run(2, drift=1.3))
+    assert proc.returncode == 0, proc.stdout
+    assert flagged(doc) == {} and doc["schema_version"] == 2 and doc["drift"] == "relative"
+    drift = doc["runs"][0]["drift"]
+    assert drift["mode"] == "relative" and drift["shift"] == pytest.approx(0.3, abs=0.02) and drift["anchors"] == 28
+    row = doc["runs"][0]["benchmarks"][0]
+    assert row["change"] == pytest.approx(0.3, abs=0.05) and abs(row["relative_change"]) < 0.05
+    assert row["absolute_verdict"] == "regression"  # what the absolute rule says, kept beside the verdict
+    assert "| vs drift |" in md and "drift +" in md
+    # The absolute rule (schema v1's) is still there: it flags every row.
+    proc, doc, _ = run_gate(tmp_path, make_report_run(1), make_report_run(2, drift=1.3), "--drift", "absolute")
+    assert proc.returncode == 1 and set(flagged(doc).values()) == {"regression"}
+    assert len(flagged(doc)) == len(doc["runs"][0]["benchmarks"]) and doc["runs"][0]["drift"]["mode"] == "absolute"
+
+
+@pytest.mark.parametrize("row_noise", [0.0, 0.25])
+def test_one_ops_fused_rows_twice_as_slow_under_the_same_drift_are_flagged(tmp_path, row_noise):
+    """...but a kernel twice as slow under that drift is flagged: every fused row of that op, and nothing else,
+    also when every row moves by up to +-25% of its own between the runs (this host's run-to-run spread)."""
+    slowed = {"rms_norm/fused.out/": 2.0, "rms_norm/fused/": 2.0}
+    base = make_report_run(1, row_noise=row_noise)
+    proc, doc, _ = run_gate(tmp_path, base, make_report_run(2, drift=1.3, factors=slowed, row_noise=row_noise))
+    assert proc.returncode == 1, proc.stdout
+    expected = {n for n in verdicts(doc) if n.startswith(("rms_norm/fused.out/", "rms_norm/fused/"))}
+    assert len(expected) == 6 and flagged(doc) == {n: "regression" for n in expected}
+    # The same spread without the slowed kernel flags nothing.
+    proc, doc, _ = run_gate(tmp_path, base, make_report_run(3, drift=1.3, row_noise=row_noise))
+    assert proc.returncode == 0 and flagged(doc) == {}, proc.stdout
+
+
+def test_a_slowed_anchor_is_flagged(tmp_path):
+    """An anchor cannot see its own regression (ATen's rms_norm over ATen's rms_norm): the drift is the median
+    of every anchor row, so one op's ATen rows twice as slow stand out of it and are flagged."""
+    proc, doc, _ = run_gate(tmp_path, make_report_run(1), make_report_run(2, drift=1.3, factors={"rms_norm/aten/": 2.0}))
+    assert proc.returncode == 1, proc.stdout
+    assert flagged(doc) == {n: "regression" for n in verdicts(doc) if n.startswith("rms_norm/aten/")}
+    assert len(flagged(doc)) == 4
+    # ...and so is the triad, the roofline anchor, at one size.
+    proc, doc, _ = run_gate(tmp_path, make_report_run(1),
+                            make_report_run(2, drift=1.3, factors={"stream_triad/aten.out/float32/8M/": 2.0}))
+    assert flagged(doc) == {"stream_triad/aten.out/float32/8M/cpu/fwd": "regression"}
+
+
+def test_a_run_to_run_spread_too_large_judges_nothing_and_says_so(tmp_path):
+    """Rows that each move by up to +-90% between two runs of one build (this host under load): no difference is
+    judged (noisy), not even a slowed kernel's, and the reason names the spread; --max-spread loosens it. The case
+    it must still catch is above: a spread of +-25% judges, and flags the slowed kernel."""
+    slowed = {"rms_norm/fused.out/": 2.0, "rms_norm/fused/": 2.0}
+    proc, doc, md = run_gate(tmp_path, make_report_run(1, row_noise=0.9),
+                             make_report_run(2, factors=slowed, row_noise=0.9))
+    assert proc.returncode == 0 and flagged(doc) == {}
+    assert doc["runs"][0]["drift"]["spread"] > 0.5
+    assert all(b["verdict"] == "noisy" and "run-to-run spread" in b["reason"] for b in doc["runs"][0]["benchmarks"])
+    assert "above ±50%: no row is judged" in md
+    # A looser --max-spread judges the same runs (within their wide margins).
+    proc, doc, _ = run_gate(tmp_path, make_report_run(1, row_noise=0.9), make_report_run(2, factors=slowed, row_noise=0.9),
+                            "--max-spread", "5")
+    assert doc["max_spread"] == 5 and not any("> 500%: not judged" in b["reason"] for b in doc["runs"][0]["benchmarks"])
+
+
+def test_a_noisy_row_alone_is_not_judged_but_its_op_is(tmp_path):
+    """The CV rule's intent: a row whose repetitions vary by more than --max-cv is not judged on its own (the
+    stall of one row, 4x slower, CV 20%); rows of an op/impl that moved together are judged by the group."""
+    base = make_report_run(1)
+    cur = make_report_run(2, drift=1.3)
+    name = "swiglu/fallback/float32/1M/cpu/fwd"
+    cur_rows = {e["name"]: e for e in cur["benchmarks"]}
+    noisy = draws(9, 4 * 1.3 * 260.0, 5, noise=0.35)
+    for e in cur["benchmarks"]:
+        if e["name"] == name and e["run_type"] == "iteration":
+            e["real_time"] = e["cpu_time"] = noisy[e["repetition_index"]]
+    assert name in cur_rows
+    proc, doc, _ = run_gate(tmp_path, base, cur)
+    row = next(b for b in doc["runs"][0]["benchmarks"] if b["name"] == name)
+    assert row["verdict"] == "noisy" and row["cv"] > 0.05 and row["relative_change"] > 2, row
+    assert proc.returncode == 0 and flagged(doc) == {}
+    # A steady row as far out is judged on its own.
+    steady = draws(9, 4 * 1.3 * 260.0, 5, noise=0.01)
+    for e in cur["benchmarks"]:
+        if e["name"] == name and e["run_type"] == "iteration":
+            e["real_time"] = e["cpu_time"] = steady[e["repetition_index"]]
+    proc, doc, _ = run_gate(tmp_path, base, cur)
+    assert proc.returncode == 1 and flagged(doc) == {name: "regression"}
+
+
+def test_without_anchors_the_absolute_rule_decides(tmp_path):
+    """A run without peers or triad (crossdev_bench's own cases) has no drift estimate: v1's rule, said so."""
+    base = gbench_json({f"op/fused/float32/{k}/cpu/fwd": draws(k, 100.0, 5) for k in range(10)})
+    cur = gbench_json({f"op/fused/float32/{k}/cpu/fwd": draws(k + 50, 130.0, 5) for k in range(10)})
+    proc, doc, md = run_gate(tmp_path, base, cur)
+    assert proc.returncode == 1 and doc["runs"][0]["drift"]["mode"] == "absolute"
+    assert "0 anchor row(s)" in doc["runs"][0]["drift"]["note"] and "absolute times decide" in md
+    assert all(b["relative_change"] is None and b["verdict"] == b["absolute_verdict"] for b in doc["runs"][0]["benchmarks"])
+
+
+def test_bad_drift_options_exit_2(tmp_path):
+    good = gbench_json({"a": [1.0]})
+    for extra in (["--drift", "sideways"], ["--drift-z", "0"], ["--max-spread", "-1"]):
+        proc, _, _ = run_gate(tmp_path, good, good, *extra)
+        assert proc.returncode == 2 and extra[0] in proc.stderr, extra

@@ -243,6 +243,8 @@ class Drift:
     rows: int = 0
     note: str = ""
     groups: Dict[str, Tuple[float, int]] = field(default_factory=dict)  # op/impl -> (median log change - shift, n)
+    rows_rel: Dict[str, float] = field(default_factory=dict)  # name -> log change - shift
+    stalled: Dict[str, List[Tuple[str, float]]] = field(default_factory=dict)  # name -> its case's anchors that moved
 
     def margin(self, n: int, options: "Options") -> float:
         """The log change a median of n rows must pass: drift_z spreads / sqrt(n), and never below the threshold."""
@@ -344,11 +346,36 @@ def estimate_drift(comparisons: List[Comparison], options: Options) -> Drift:
         return drift
     drift.mode, drift.shift = "relative", statistics.median(anchors)
     drift.spread = MAD_TO_SIGMA * statistics.median(abs(v - drift.shift) for v in logs.values())
-    by_group: Dict[str, List[float]] = {}
-    for name, v in logs.items():
-        by_group.setdefault(group_of(name), []).append(v - drift.shift)
-    drift.groups = {g: (statistics.median(vs), len(vs)) for g, vs in by_group.items()}
+    drift.rows_rel = {name: v - drift.shift for name, v in logs.items()}
+    # A row whose own case's anchor moved as far the same way, in that case only (not across the anchor's op/impl),
+    # is the host's doing during that case (a stall of this VM lasts seconds: every impl timed in it moves); it is
+    # not judged, and does not speak for its group. An op slower in every impl and case is not a stall: judged.
+    def medians(names):
+        by_group: Dict[str, List[float]] = {}
+        for name in names:
+            by_group.setdefault(group_of(name), []).append(drift.rows_rel[name])
+        return {g: (statistics.median(vs), len(vs)) for g, vs in by_group.items()}
+
+    whole = medians(drift.rows_rel)
+    row_margin = drift.margin(1, options)
+    anchors_by_case: Dict[Tuple[str, ...], List[Tuple[str, float]]] = {}
+    for name, v in drift.rows_rel.items():
+        g_change, n = whole[group_of(name)]
+        if is_anchor(name) and abs(g_change) <= drift.margin(n, options):
+            anchors_by_case.setdefault(case_of(name), []).append((name, v))
+    for name, v in drift.rows_rel.items():
+        moved = [(other.split("/")[1], math.expm1(w)) for other, w in anchors_by_case.get(case_of(name), [])
+                 if other != name and abs(w) > row_margin and (w > 0) == (v > 0)]
+        if moved:
+            drift.stalled[name] = moved
+    drift.groups = medians([name for name in drift.rows_rel if name not in drift.stalled])
     return drift
+
+
+def case_of(name: str) -> Tuple[str, ...]:
+    """op/dtype/size/device/pass: the rows timed one after the other on the same inputs."""
+    parts = name.split("/")
+    return tuple(parts[:1] + parts[2:])
 
 
 def _relative(c: Comparison, d: Drift, o: Options) -> Tuple[str, str]:
@@ -367,8 +394,15 @@ def _relative(c: Comparison, d: Drift, o: Options) -> Tuple[str, str]:
     significant = c.relative_pvalue < o.alpha and abs(c.relative_change) > o.threshold
     up = c.relative_change > 0
     beyond_row = abs(log_change) > row_margin and (c.cv or 0.0) <= o.max_cv
-    by_group = n >= 2 and (g_change > g_margin if up else g_change < -g_margin)
+    # Carried by its op/impl: the median of its rows beyond the group's margin, and this row beyond it too (a group
+    # of two is the mean of its two rows: one wild row must not carry a quiet one).
+    by_group = n >= 2 and abs(log_change) > g_margin and (g_change > g_margin if up else g_change < -g_margin)
     if significant and (beyond_row or by_group):
+        stalled = d.stalled.get(c.name)
+        if stalled:  # the same case's peer moved as far the same way: the host during this case, not the kernel
+            return "noisy", (f"its case's {', '.join(f'{impl} ({x:+.0%})' for impl, x in stalled)} moved beyond the row "
+                             f"margin ±{math.expm1(row_margin):.0%} the same way (the host during this case): not "
+                             f"judged; {moved}, p = {c.relative_pvalue:.3g}")
         why = g_moved if by_group else f"beyond the row margin ±{math.expm1(row_margin):.0%}"
         return ("regression" if up else "improvement"), f"{moved}, p = {c.relative_pvalue:.3g}; {why}"
     if significant:

@@ -5,6 +5,7 @@ answer (a 30% slowdown with 10 repetitions is significant; two draws of one dist
 """
 import json
 import random
+import re
 import subprocess
 import sys
 
@@ -337,6 +338,32 @@ def test_a_noisy_row_alone_is_not_judged_but_its_op_is(tmp_path):
             e["real_time"] = e["cpu_time"] = steady[e["repetition_index"]]
     proc, doc, _ = run_gate(tmp_path, base, cur)
     assert proc.returncode == 1 and flagged(doc) == {name: "regression"}
+
+
+def scaled(doc, pattern, factor):
+    """Every repetition of the benchmarks whose name matches `pattern`, `factor` times slower."""
+    return {**doc, "benchmarks": [dict(e, real_time=e["real_time"] * factor, cpu_time=e["cpu_time"] * factor)
+                                  if re.search(pattern, e["name"]) else e for e in doc["benchmarks"]]}
+
+
+def test_a_stall_of_one_case_is_not_judged_but_a_slowed_kernel_still_is(tmp_path):
+    """This VM stalls for seconds: every impl of the case timed then (rms_norm 1M fwd here, in the baseline) is
+    20x slower, steadily. A row whose own case's anchor (ATen, torch.compile) moved as far the same way is not
+    judged and does not speak for its op/impl. The slowed kernel's rows in the other cases are still flagged."""
+    stall = r"^rms_norm/[^/]+/float32/1M/cpu/fwd$"
+    base = scaled(make_report_run(1), stall, 20.0)
+    proc, doc, _ = run_gate(tmp_path, base, make_report_run(2, drift=1.3))
+    assert proc.returncode == 0 and flagged(doc) == {}, proc.stdout
+    rows = {b["name"]: b for b in doc["runs"][0]["benchmarks"]}
+    fused = rows["rms_norm/fused/float32/1M/cpu/fwd"]
+    assert fused["verdict"] == "noisy" and fused["relative_change"] < -0.9 and "its case's" in fused["reason"]
+    assert rows["rms_norm/aten/float32/1M/cpu/fwd"]["verdict"] == "noisy"  # the anchors of that case too
+    slowed = {"rms_norm/fused.out/": 2.0, "rms_norm/fused/": 2.0}
+    proc, doc, _ = run_gate(tmp_path, base, make_report_run(2, drift=1.3, factors=slowed))
+    assert proc.returncode == 1
+    assert flagged(doc) == {n: "regression" for n in rows if n.startswith(("rms_norm/fused.out/", "rms_norm/fused/"))
+                            and not re.search(stall, n)}
+    assert len(flagged(doc)) == 4
 
 
 def test_without_anchors_the_absolute_rule_decides(tmp_path):

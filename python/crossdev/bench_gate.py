@@ -23,7 +23,7 @@ and a benchmark whose repetitions vary too much (coefficient of variation above 
 The relative rule (--drift relative, the default) exists because two runs of one build on a shared
 host differ by far more than one run's repetitions vary (docs/benchmarks.md, "A slowed op, measured":
 20-49% on many rows), which the U test over one run's repetitions cannot see. It measures that drift
-in the runs themselves, names are "op/impl/dtype/size/device/pass":
+in the runs themselves (names are "op/impl/dtype/size/device/pass"):
   * drift (shift): the median, over the anchor rows, of log(median current / median baseline). The
     anchors are the rows crossdev's code does not own, measured in the same run: the peers a user
     would pick instead (impl aten, aten.out, compile) and the STREAM triad (op stream_triad). A host
@@ -36,7 +36,12 @@ baseline's repetitions against the current's divided by the drift. It is a regre
 mirrored) when that U test says p < alpha, the change is beyond the threshold, AND either
   * the row alone is beyond drift_z spreads (default 3) with a CV at most --max-cv, or
   * its op/impl (every size and pass of one kernel: the rows one change of code moves together) moved,
-    by the median of its n rows, beyond drift_z spreads / sqrt(n).
+    by the median of its n rows, beyond drift_z spreads / sqrt(n), and the row itself moved beyond that
+    too (a group of two is the mean of its rows: one wild row must not carry a quiet one).
+except when its own case (op/dtype/size/device/pass: the impls timed one after the other) has an anchor
+that moved beyond the row margin the same way, in that case only (its op/impl's median did not): that
+is the host stalling during the case (this VM stalls for seconds), and such a row is noisy and left
+out of its group's median. An op slower in every impl and case is not a stall and is judged.
 A row that passes the U test and the threshold but neither margin, or whose CV is above --max-cv, is
 `noisy` (its reason says by how much it moved and why it was not judged). When the spread itself is
 above --max-spread (default 0.5, +-50%), no row is judged: all are noisy (the host drifted too much
@@ -210,6 +215,7 @@ TRIAD_OP = "stream_triad"
 MIN_ANCHORS = 4     # fewer anchor rows in both runs: no drift estimate, the absolute rule decides
 MIN_ROWS = 8        # fewer rows compared: no spread estimate, the absolute rule decides
 MAD_TO_SIGMA = 1.4826
+GROUP_CV_FACTOR = 5  # rows with a CV above 5 x --max-cv (25%) do not count towards their op/impl's median
 
 
 @dataclass
@@ -368,7 +374,11 @@ def estimate_drift(comparisons: List[Comparison], options: Options) -> Drift:
                  if other != name and abs(w) > row_margin and (w > 0) == (v > 0)]
         if moved:
             drift.stalled[name] = moved
-    drift.groups = medians([name for name in drift.rows_rel if name not in drift.stalled])
+    # An op/impl's median speaks only for rows measured well enough to move it: a row whose repetitions vary by
+    # more than GROUP_CV_FACTOR x --max-cv (a stall inside its repetitions) is left out of it.
+    cvs = {c.name: c.cv for c in comparisons}
+    drift.groups = medians([name for name in drift.rows_rel if name not in drift.stalled
+                            and (cvs.get(name) or 0.0) <= GROUP_CV_FACTOR * options.max_cv])
     return drift
 
 

@@ -37,7 +37,9 @@ mirrored) when that U test says p < alpha, the change is beyond the threshold, A
   * the row alone is beyond drift_z spreads (default 3) with a CV at most --max-cv, or
   * its op/impl (every size and pass of one kernel: the rows one change of code moves together) moved,
     by the median of its n rows, beyond drift_z spreads / sqrt(n), and the row itself moved beyond that
-    too (a group of two is the mean of its rows: one wild row must not carry a quiet one).
+    too (a group of two is the mean of its rows: one wild row must not carry a quiet one). The median
+    is over the rows whose CV is at most 5 x --max-cv (25%): a row stalled inside its repetitions moves
+    its median without measuring the kernel.
 except when its own case (op/dtype/size/device/pass: the impls timed one after the other) has an anchor
 that moved beyond the row margin the same way, in that case only (its op/impl's median did not): that
 is the host stalling during the case (this VM stalls for seconds), and such a row is noisy and left

@@ -1,6 +1,7 @@
 """`crossdev report NEW --baseline OLD`: each runner's benchmarks against a baseline run's, decided by
-bench-gate's own compare() and written up by its own verdict_document(): one decision, two views
-(`crossdev bench-gate`'s Markdown and the report's HTML). Nothing here judges a benchmark.
+bench-gate's own compare_run() (its default rule: each row against the run's drift, with the drift it took out)
+and written up by its own verdict_document(): one decision, two views (`crossdev bench-gate`'s Markdown and the
+report's HTML). Nothing here judges a benchmark.
 
 The baseline is what `crossdev bench-gate --baseline` accepts: a Google Benchmark JSON file, a bundle that
 embeds one, or a bundle set holding exactly one such bundle (gzip-compressed or not). One that cannot be
@@ -59,7 +60,7 @@ def compare_with_baseline(runners, path: str,
     try:
         for label, run in currents:
             result.documents.append((label, bench_gate.verdict_document(
-                baseline, [(run, bench_gate.compare(baseline, run, options))], options)))
+                baseline, [(run, *bench_gate.compare_run(baseline, run, options))], options)))
     except ImportError as exc:
         return None, f"{path}: bench-gate's U test needs scipy ({exc}); pip install scipy"
     return result, None

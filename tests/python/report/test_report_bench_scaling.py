@@ -110,6 +110,35 @@ def test_same_runs_flag_nothing(tmp_path):
     assert "benchmarks: no regression vs baseline" in html
 
 
+def drifted(bench, factor):
+    """The same Google Benchmark JSON on a host `factor` times slower for the whole run."""
+    return {**bench, "benchmarks": [dict(e, real_time=e["real_time"] * factor, cpu_time=e["cpu_time"] * factor)
+                                    for e in bench["benchmarks"]]}
+
+
+def test_baseline_judges_against_the_runs_drift(tmp_path):
+    """A host 30% slower for the whole run flags nothing (the absolute rule would flag every row); a slowed op
+    under the same drift is flagged, and the table shows both the absolute change and the change against the
+    drift, with the drift itself above it."""
+    ops = ["rms_norm", "swiglu"]
+    base = bundle_file(tmp_path / "base.json", sample.sweep_bench(ops, SWEEP_SIZES, PEER_SIZES, jitter=0.02))
+    slower_host = bundle_file(tmp_path / "host.json",
+                              drifted(sample.sweep_bench(ops, SWEEP_SIZES, PEER_SIZES, jitter=0.02), 1.3))
+    code, html = render(tmp_path, slower_host, "--baseline", str(base))
+    assert code == 0 and "bench-gate: pass" in html and 'data-verdict="regression"' not in html
+    assert 'id="baseline-drift"' in html and "drift +30.0%" in html and "vs drift" in html
+    fused = sample.sweep_bench(ops, SWEEP_SIZES, PEER_SIZES, jitter=0.02)
+    for e in fused["benchmarks"]:
+        if e["name"].startswith("swiglu/fused"):
+            e["real_time"] *= 2.0
+    slowed = bundle_file(tmp_path / "slowed.json", drifted(fused, 1.3))
+    code, html = render(tmp_path, slowed, "--baseline", str(base))
+    rows = re.findall(r'<tr class="verdict-[^"]*" data-verdict="([^"]*)" data-name="([^"]*)"', html)
+    regressions = {name for verdict, name in rows if verdict == "regression"}
+    assert regressions == {name for _, name in rows if name.startswith("swiglu/fused")} and regressions
+    assert "+160.0%" in html and "+100.0%" in html  # one row: 2 x 1.3 in absolute time, 2x against the drift
+
+
 @pytest.mark.parametrize("content, expected", [
     (None, "cannot read"),
     ("{not json", "invalid JSON"),

@@ -1,7 +1,8 @@
 """This run's benchmarks against a baseline (`crossdev report --baseline OLD`): bench-gate's verdict document,
-row for row (its verdict, change, U-test p-value, CV, repetitions and reason), regressions first; each
+row for row (its verdict, absolute change, change against the run's drift, U-test p-value, CV, repetitions and
+reason), regressions first, and each runner's drift and run-to-run spread (bench_gate.drift_summary); each
 regression or improvement is also drawn on its op's scaling chart (bench_view)."""
-from crossdev.bench_gate import UTEST_MIN_REPETITIONS, min_two_sided_pvalue
+from crossdev.bench_gate import UTEST_MIN_REPETITIONS, drift_summary, min_two_sided_pvalue
 from crossdev.report.bench import build_bench_table
 from crossdev.report.bench_baseline import FLAGGED, VERDICT_ORDER
 from crossdev.report.views.bench_view import anchor
@@ -47,16 +48,22 @@ def render(report):
         rows.append((tr([td(name), runner, td(el("span", b["verdict"], class_=f"badge {_VERDICT_CLASS.get(b['verdict'], 'st-sk')}")),
                         _ns(b["baseline_median_ns"]), _ns(b["current_median_ns"]),
                         "—" if b["change"] is None else f"{b['change']:+.1%}",
+                        "—" if b.get("relative_change") is None else f"{b['relative_change']:+.1%}",
                         "—" if b["pvalue"] is None else f"{b['pvalue']:.3g}",
                         "—" if b.get("cv") is None else f"{b['cv']:.1%}",
                         f"{b['repetitions'][0]}/{b['repetitions'][1]}", b["reason"]],
                        class_=f"verdict-{b['verdict']}", data_verdict=b["verdict"], data_name=b["name"]), b["verdict"]))
     parts = [el("p", el("strong", f"bench-gate: {result.verdict}"),
                 f" against baseline {result.path}: metric {o.metric}, a regression is p < {o.alpha:g} (two-sided "
-                f"Mann-Whitney U over the repetitions) and more than {o.threshold:.0%} slower; noisy above CV "
-                f"{o.max_cv:.0%} (not judged). "
+                f"Mann-Whitney U over the repetitions) and more than {o.threshold:.0%} slower"
+                + (" against the run's drift (the median change of its ATen, torch.compile and triad rows), beyond "
+                   f"{o.drift_z:g} run-to-run spreads for the row alone (CV at most {o.max_cv:.0%}) or, divided by "
+                   "sqrt(n), for the median of its op/impl's n rows; nothing is judged above a spread of "
+                   f"±{o.max_spread:.0%}. " if o.drift == "relative" else f"; noisy above CV {o.max_cv:.0%} (not judged). ")
                 + ", ".join(f"{counts[v]} {v}" for v in VERDICT_ORDER if counts.get(v)) + ". "
-                "The same decision as `crossdev bench-gate --baseline " + result.path + "`.", id="baseline-summary")]
+                "The same decision as `crossdev bench-gate --baseline " + result.path + "`.", id="baseline-summary"),
+             el("ul", *[el("li", f"{runner}: " + drift_summary(run.get("drift"), doc))
+                        for runner, doc in result.documents for run in doc["runs"]], id="baseline-drift")]
     unjudgeable = counts.get("insufficient_repetitions", 0)
     if unjudgeable and unjudgeable == sum(counts.values()) - counts.get("new", 0) - counts.get("missing", 0):
         n, m = next(b["repetitions"] for _, b in result.rows() if b["verdict"] == "insufficient_repetitions")
@@ -66,7 +73,8 @@ def render(report):
                              f"least {UTEST_MIN_REPETITIONS} each). Rerun both with more --benchmark_repetitions "
                              "(4 each reach p < 0.05; 9+ advised).",
                         class_="warn", id="baseline-unjudged"))
-    header = ["benchmark", "runner", "verdict", "baseline", "current", "change", "p-value", "CV", "reps", "reason"]
+    header = ["benchmark", "runner", "verdict", "baseline", "current", "change", "vs drift", "p-value", "CV", "reps",
+              "reason"]
     shown = [row for row, verdict in rows if verdict in FLAGGED]
     rest = [row for row, verdict in rows if verdict not in FLAGGED]
     if shown:

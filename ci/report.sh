@@ -57,9 +57,10 @@ if [[ -x "$build/bin/crossdev_bench" && "${CROSSDEV_SKIP_BENCH:-0}" != 1 ]]; the
        ${CROSSDEV_BENCH_ARGS:-} > "$out/bench.txt" 2>&1; then
     echo "$(grep -m1 '^crossdev_bench:' "$out/bench.txt"); table: $out/bench.txt"
     if [[ "$allocator" != tcmalloc ]]; then
-      run_peers system "$out/peer_bench.json" --merge-into "$out/bench.json.tmp" > "$out/peer_bench.txt"
+      run_peers system "$out/peer_bench.json" --merge-into "$out/bench.json.tmp" > "$out/peer_bench.txt" 2>&1
       peers_rc=$?
-      tail -n 1 "$out/peer_bench.txt"; echo "  table: $out/peer_bench.txt"
+      ((peers_rc)) && tail -n 20 "$out/peer_bench.txt" >&2  # what went wrong, where it can be acted on
+      echo "$(grep -m1 '^peer_bench.py: [0-9]* entries' "$out/peer_bench.txt"); table: $out/peer_bench.txt"
       # exit 2 (bad input, or a package make report should have installed) is the run's verdict too, after the rest ran
       ((peers_rc == 2)) && input_rc=2
       ((peers_rc)) && echo "the peers driver failed (rc=$peers_rc, see above); the report goes on with what it wrote" >&2
@@ -68,7 +69,8 @@ if [[ -x "$build/bin/crossdev_bench" && "${CROSSDEV_SKIP_BENCH:-0}" != 1 ]]; the
       tc_json="$out/peer_bench_tcmalloc.json"
       [[ "$allocator" == tcmalloc ]] && tc_json="$out/peer_bench.json"
       merge=(); [[ "$allocator" == tcmalloc ]] && merge=(--merge-into "$out/bench.json.tmp")
-      run_peers tcmalloc "$tc_json" "${merge[@]}" > "${tc_json%.json}.txt" || echo "the tcmalloc peers run failed" >&2
+      run_peers tcmalloc "$tc_json" "${merge[@]}" > "${tc_json%.json}.txt" 2>&1 || \
+        { tail -n 20 "${tc_json%.json}.txt" >&2; echo "the tcmalloc peers run failed" >&2; }
       [[ "$allocator" == both && -f "$tc_json" ]] && \
         "$python" bench/summarize.py "$tc_json" --markdown "$out/bench_summary_tcmalloc.md" > /dev/null || true
     fi

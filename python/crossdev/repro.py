@@ -230,6 +230,31 @@ def _callable_source(text: str, name: str) -> tuple[str, str]:
     return "", text
 
 
+# What every generated script defines the same way (the opinfo and models scripts here, the ops script in
+# crossdev.repro_ops): inserted verbatim, so each script stays standalone.
+SCRIPT_HELPERS = '''def worst(actual, expected, rtol, atol):
+    """The element farthest outside the tolerance: (index, actual, expected)."""
+    a, e = actual.to(torch.complex128 if actual.is_complex() else torch.float64), expected.to(
+        torch.complex128 if expected.is_complex() else torch.float64)
+    excess = (a - e).abs() - (atol + rtol * e.abs())
+    excess = torch.where(torch.isnan(excess) & ~(torch.isnan(a) & torch.isnan(e)), torch.full_like(excess, float("inf")), excess)
+    excess = torch.nan_to_num(excess, nan=float("-inf"))
+    flat = int(excess.reshape(-1).argmax()) if excess.numel() else 0
+    index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), actual.shape)) if actual.dim() else ()
+    return index, actual[index].item() if actual.numel() else None, expected[index].item() if expected.numel() else None
+
+
+def call_alone(call, device):
+    """A case whose device raised: exit 1 while the call raises (the error printed), 0 once it returns."""
+    try:
+        call()
+    except Exception as e:  # the device's error, as crossdev recorded it
+        print(f"{device}: the call raised {type(e).__name__}: {e}")
+        return 1
+    print(f"{device}: the call returned without raising: fixed")
+    return 0'''
+
+
 def script_text(case: dict, record: dict, bundle_path: str, device: str, tensors_file: bool) -> str:
     lines = []
     tensor_lines = []
@@ -420,16 +445,7 @@ def results(inp, args, kwargs, device):
     return [g.detach().to("cpu") if g is not None else None for g in grads]
 
 
-def worst(actual, expected):
-    """The element farthest outside the tolerance: (index, actual, expected)."""
-    a, e = actual.to(torch.complex128 if actual.is_complex() else torch.float64), expected.to(
-        torch.complex128 if expected.is_complex() else torch.float64)
-    excess = (a - e).abs() - (ATOL + RTOL * e.abs())
-    excess = torch.where(torch.isnan(excess) & ~(torch.isnan(a) & torch.isnan(e)), torch.full_like(excess, float("inf")), excess)
-    excess = torch.nan_to_num(excess, nan=float("-inf"))
-    flat = int(excess.reshape(-1).argmax()) if excess.numel() else 0
-    index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), actual.shape)) if actual.dim() else ()
-    return index, actual[index].item() if actual.numel() else None, expected[index].item() if expected.numel() else None
+{SCRIPT_HELPERS}
 
 
 def main():
@@ -443,13 +459,7 @@ def main():
             return 1
         return 1 if child.returncode else 0
     if KIND in ("raised", "crashed"):  # the device raised (or died) on this sample: the call alone
-        try:
-            result = run(device)
-            print(f"{{device}}: the call returned without raising ({{len(result)}} result(s)): fixed")
-            return 0
-        except Exception as e:  # the device's error, as crossdev recorded it
-            print(f"{{device}}: the call raised {{type(e).__name__}}: {{e}}")
-            return 1
+        return call_alone(lambda: run(device), device)
     expected = run("cpu")
     actual = run(device)
     if len(actual) != len(expected):
@@ -467,7 +477,7 @@ def main():
                 failed += 1
                 print(f"{{label}} differs on {{device}} (rtol={{RTOL}}, atol={{ATOL}}):\\n{{mismatch}}")
                 if a.shape == e.shape and a.numel():
-                    index, av, ev = worst(a, e)
+                    index, av, ev = worst(a, e, RTOL, ATOL)
                     print(f"worst element {{list(index)}}: {{device}} {{av!r}}, cpu {{ev!r}}")
                 print(f"{{device}}:\\n{{a}}\\ncpu:\\n{{e}}")
         elif a != e and not (a != a and e != e):

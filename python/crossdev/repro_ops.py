@@ -30,6 +30,7 @@ def _values(doc, literal) -> str:
 
 def script_text(case: dict, record: dict, bundle_path: str, device: str, literal) -> str:
     """`literal(doc)` spells a tensor doc's values as a Python list (crossdev.repro._element_literals)."""
+    from crossdev.repro import SCRIPT_HELPERS
     tensors = "\n".join(
         f"    {name!r}: ({_values(doc, literal)}, torch.{doc['dtype']}, {tuple(doc['shape'])!r}, "
         f"{doc.get('permute')!r}, {doc.get('expand')!r}),"
@@ -167,15 +168,7 @@ def evaluate(run, device, dtype):
     return results
 
 
-def worst(actual, expected, rtol, atol):
-    """The element farthest outside the tolerance: (index, actual, expected)."""
-    a, e = actual.double(), expected.double()
-    excess = (a - e).abs() - (atol + rtol * e.abs())
-    excess = torch.where(torch.isnan(excess) & ~(torch.isnan(a) & torch.isnan(e)), torch.full_like(excess, inf), excess)
-    excess = torch.nan_to_num(excess, nan=-inf)
-    flat = int(excess.reshape(-1).argmax()) if excess.numel() else 0
-    index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), actual.shape)) if actual.dim() else ()
-    return index, actual[index].item() if actual.numel() else None, expected[index].item() if expected.numel() else None
+{SCRIPT_HELPERS}
 
 
 def compare(label, actual, expected, device):
@@ -201,13 +194,7 @@ def main():
     device = DEVICE_ARG
     run = IMPLS[IMPL]
     if KIND == "raised":  # the device raised on these inputs: the call alone
-        try:
-            evaluate(run, device, DTYPE)
-            print(f"{{device}}: the call returned without raising: fixed")
-            return 0
-        except Exception as e:  # the device's error, as crossdev recorded it
-            print(f"{{device}}: the call raised {{type(e).__name__}}: {{e}}")
-            return 1
+        return call_alone(lambda: evaluate(run, device, DTYPE), device)
     actual = evaluate(run, device, DTYPE)
     references = {{
         "golden": lambda: evaluate(fallback, "cpu", torch.float64),

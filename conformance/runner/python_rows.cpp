@@ -167,7 +167,7 @@ std::vector<CaseResult> run_python_row(const Row& row, const Suite& suite, const
     long current = -1;
     std::string current_id, fatal, failure;
     WorkerEvent event;
-    bool done = false;
+    bool done = false, timed_out = false;
     for (bool reading = true; reading && !done;) {
       switch (worker.next_event(&event, case_timeout_s)) {
         case PythonWorker::Read::Event: {
@@ -201,6 +201,7 @@ std::vector<CaseResult> run_python_row(const Row& row, const Suite& suite, const
           char msg[96];
           std::snprintf(msg, sizeof msg, "timed out after %.0f s (case_timeout; python worker killed)", case_timeout_s);
           failure = msg;
+          timed_out = true;
           end_session_worker(true);
           reading = false;
           break;
@@ -234,7 +235,9 @@ std::vector<CaseResult> run_python_row(const Row& row, const Suite& suite, const
     crash.status = Status::Crash;
     crash.execution = Execution::NotRun;
     crash.message = failure + " while running this case";
-    if (records_crashes && !current_id.empty()) record_crash_sample(request_for, current, case_timeout_s, crash);
+    // A worker that died is run once more to record the sample it died on; one that hung is not (its rerun
+    // would hang as long again, and the script of a hang would hang).
+    if (records_crashes && !timed_out && !current_id.empty()) record_crash_sample(request_for, current, case_timeout_s, crash);
     results.push_back(std::move(crash));
     start = current + 1;
     if (planned >= 0 && start >= planned) return results;

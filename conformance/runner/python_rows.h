@@ -34,9 +34,9 @@ std::vector<PlannedCase> plan_python_row(const std::string& request, const Row& 
 void check_python_rows(const std::string& request, const std::vector<const Row*>& rows, const char* fatal_key);
 
 // Runs one row: request_for(start, "") is the "run" request resuming at case index `start`. When
-// `records_crashes`, a case that crashed is run once more alone, request_for(index, FILE), and the details the
-// worker wrote to FILE before the call that killed it ({"details": {...}}: the sample it died on) join the
-// crash case (python_suite_table.h).
+// `records_crashes`, a case whose worker died (not one that timed out) is run once more alone,
+// request_for(index, FILE), and the details the worker wrote to FILE before the call that killed it
+// ({"details": {...}}: the sample it died on) join the crash case (python_suite_table.h).
 using RunRequestFor = std::function<std::string(long start, const std::string& crash_record)>;
 std::vector<CaseResult> run_python_row(const Row& row, const Suite& suite, const RunRequestFor& request_for,
                                        double case_timeout_s, bool records_crashes = false);

@@ -24,6 +24,9 @@ input_rc=0  # 2 when a step found bad input or a missing package; the conformanc
 # out; its compilations are cached in $build/inductor-cache and bounded by CROSSDEV_COMPILE_BUDGET_S.
 # CROSSDEV_BENCH_PARTS (default cases,sweep,per_call): the bench matrix's cases, the size sweep (1K to 8M,
 # matrices/bench/sweep.yaml, its own repetitions) and the per-call figure (one thread, [2, 8, 64]).
+# CROSSDEV_BENCH_LOAD_LIBRARY: ':'-separated libraries the peers driver loads before it times anything (its
+# --load-library): a kernel library registered over crossdev's ops, such as the slowed rms_norm that proves
+# `crossdev report --baseline` flags a slowed op (docs/benchmarks.md, "Two make-report bundles").
 run_peers() {  # $1: system|tcmalloc, $2: output JSON, then extra driver arguments
   local allocator="$1" json="$2"; shift 2
   local preload=()
@@ -40,7 +43,8 @@ run_peers() {  # $1: system|tcmalloc, $2: output JSON, then extra driver argumen
   [[ "${CROSSDEV_BENCH_COMPILE:-1}" == 0 ]] && compile=(--no-compile)
   "${preload[@]}" "$python" bench/python/peer_bench.py --build-dir "$build" --out "$json" \
     --repetitions "${CROSSDEV_BENCH_REPETITIONS:-5}" --min-time "${CROSSDEV_BENCH_MIN_TIME:-0.1}" "${compile[@]}" \
-    --parts "${CROSSDEV_BENCH_PARTS:-cases,sweep,per_call}" "$@"
+    --parts "${CROSSDEV_BENCH_PARTS:-cases,sweep,per_call}" \
+    ${CROSSDEV_BENCH_LOAD_LIBRARY:+--load-library "$CROSSDEV_BENCH_LOAD_LIBRARY"} "$@"
 }
 
 if [[ -x "$build/bin/crossdev_bench" && "${CROSSDEV_SKIP_BENCH:-0}" != 1 ]]; then

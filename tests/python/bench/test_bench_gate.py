@@ -270,10 +270,11 @@ def test_a_uniform_drift_of_every_row_is_not_flagged(tmp_path):
     assert len(flagged(doc)) == len(doc["runs"][0]["benchmarks"]) and doc["runs"][0]["drift"]["mode"] == "absolute"
 
 
-@pytest.mark.parametrize("row_noise", [0.0, 0.25])
+@pytest.mark.parametrize("row_noise", [0.0, 0.1])
 def test_one_ops_fused_rows_twice_as_slow_under_the_same_drift_are_flagged(tmp_path, row_noise):
     """...but a kernel twice as slow under that drift is flagged: every fused row of that op, and nothing else,
-    also when every row moves by up to +-25% of its own between the runs (this host's run-to-run spread)."""
+    also when every row moves by up to +-10% of its own between the runs (this idle host's spread was +-4.7% to
+    +-6.4% between two make-report runs: docs/benchmarks.md, "Two make-report bundles")."""
     slowed = {"rms_norm/fused.out/": 2.0, "rms_norm/fused/": 2.0}
     base = make_report_run(1, row_noise=row_noise)
     proc, doc, _ = run_gate(tmp_path, base, make_report_run(2, drift=1.3, factors=slowed, row_noise=row_noise))
@@ -315,9 +316,11 @@ def test_a_run_to_run_spread_too_large_judges_nothing_and_says_so(tmp_path):
     assert doc["max_spread"] == 5 and not any("> 500%: not judged" in b["reason"] for b in doc["runs"][0]["benchmarks"])
 
 
-def test_a_noisy_row_alone_is_not_judged_but_its_op_is(tmp_path):
-    """The CV rule's intent: a row whose repetitions vary by more than --max-cv is not judged on its own (the
-    stall of one row, 4x slower, CV 20%); rows of an op/impl that moved together are judged by the group."""
+def test_a_row_alone_is_not_judged_but_its_op_is(tmp_path):
+    """A row that moved alone is not judged: its repetitions varying by more than --max-cv (the stall of one row, 4x
+    slower, CV 20%), nor steady (two processes of one build put single rows in modes up to 2x apart on this host:
+    docs/benchmarks.md, "Two make-report bundles"). Its must-catch: the rows of an op/impl that moved together,
+    each 4x, are flagged."""
     base = make_report_run(1)
     cur = make_report_run(2, drift=1.3)
     name = "swiglu/fallback/float32/1M/cpu/fwd"
@@ -331,13 +334,20 @@ def test_a_noisy_row_alone_is_not_judged_but_its_op_is(tmp_path):
     row = next(b for b in doc["runs"][0]["benchmarks"] if b["name"] == name)
     assert row["verdict"] == "noisy" and row["cv"] > 0.05 and row["relative_change"] > 2, row
     assert proc.returncode == 0 and flagged(doc) == {}
-    # A steady row as far out is judged on its own.
+    # A steady row as far out, alone: not judged either, and the reason says why.
     steady = draws(9, 4 * 1.3 * 260.0, 5, noise=0.01)
     for e in cur["benchmarks"]:
         if e["name"] == name and e["run_type"] == "iteration":
             e["real_time"] = e["cpu_time"] = steady[e["repetition_index"]]
     proc, doc, _ = run_gate(tmp_path, base, cur)
-    assert proc.returncode == 1 and flagged(doc) == {name: "regression"}
+    row = next(b for b in doc["runs"][0]["benchmarks"] if b["name"] == name)
+    assert row["verdict"] == "noisy" and row["cv"] <= 0.05 and "alone" in row["reason"], row
+    assert proc.returncode == 0 and flagged(doc) == {}
+    # Every row of its op/impl 4x slower: each is flagged, and nothing else.
+    proc, doc, _ = run_gate(tmp_path, base, scaled(make_report_run(2, drift=1.3), r"^swiglu/fallback/", 4.0))
+    assert proc.returncode == 1
+    assert flagged(doc) == {n: "regression" for n in verdicts(doc) if n.startswith("swiglu/fallback/")}
+    assert len(flagged(doc)) == 4
 
 
 def scaled(doc, pattern, factor):
@@ -356,14 +366,15 @@ def test_a_stall_of_one_case_is_not_judged_but_a_slowed_kernel_still_is(tmp_path
     assert proc.returncode == 0 and flagged(doc) == {}, proc.stdout
     rows = {b["name"]: b for b in doc["runs"][0]["benchmarks"]}
     fused = rows["rms_norm/fused/float32/1M/cpu/fwd"]
-    assert fused["verdict"] == "noisy" and fused["relative_change"] < -0.9 and "its case's" in fused["reason"]
+    # Not judged, and left out of its op/impl's median: rms_norm/fused has 4 rows, 3 of them speak for it.
+    assert fused["verdict"] == "noisy" and fused["relative_change"] < -0.9 and "over its 3 rows" in fused["reason"]
     assert rows["rms_norm/aten/float32/1M/cpu/fwd"]["verdict"] == "noisy"  # the anchors of that case too
     slowed = {"rms_norm/fused.out/": 2.0, "rms_norm/fused/": 2.0}
     proc, doc, _ = run_gate(tmp_path, base, make_report_run(2, drift=1.3, factors=slowed))
     assert proc.returncode == 1
-    assert flagged(doc) == {n: "regression" for n in rows if n.startswith(("rms_norm/fused.out/", "rms_norm/fused/"))
-                            and not re.search(stall, n)}
-    assert len(flagged(doc)) == 4
+    # fused's three other rows; fused.out has two rows, one of them in the stalled case: the other one is alone.
+    assert flagged(doc) == {n: "regression" for n in rows if n.startswith("rms_norm/fused/") and not re.search(stall, n)}
+    assert len(flagged(doc)) == 3
 
 
 def test_one_wild_row_does_not_carry_a_quiet_one_of_its_op(tmp_path, monkeypatch):
@@ -393,7 +404,7 @@ def test_rows_stalled_inside_their_repetitions_do_not_move_their_ops_median(tmp_
     over rows with a CV up to 5 x --max-cv only, so the stalled rows do not carry the steady one. Its must-catch:
     a slowed kernel whose repetitions vary by about 17% (CV) is still flagged (4 or more of its 6 rows, nothing
     else; measured, the slowed rows' CVs were 2-19%)."""
-    base, cur = make_report_run(1, row_noise=0.15), make_report_run(2, row_noise=0.15)
+    base, cur = make_report_run(1, row_noise=0.05), make_report_run(2, row_noise=0.05)
     medians = {}
     for e in base["benchmarks"]:
         if e["run_type"] == "iteration":
@@ -415,8 +426,8 @@ def test_rows_stalled_inside_their_repetitions_do_not_move_their_ops_median(tmp_
     assert flagged(doc).get("rms_norm/fallback/float32/8M/cpu/fwd_bwd") == "regression", proc.stdout
     monkeypatch.undo()
     # The must-catch: the slowed kernel's rows, repetitions spread by +-30% (CV about 17%), are flagged.
-    base = make_report_run(1, row_noise=0.15)
-    cur = make_report_run(2, row_noise=0.15)
+    base = make_report_run(1, row_noise=0.05)
+    cur = make_report_run(2, row_noise=0.05)
     medians = {}
     for e in base["benchmarks"]:
         if e["run_type"] == "iteration":

@@ -56,10 +56,10 @@ def render(report):
     parts = [el("p", el("strong", f"bench-gate: {result.verdict}"),
                 f" against baseline {result.path}: metric {o.metric}, a regression is p < {o.alpha:g} (two-sided "
                 f"Mann-Whitney U over the repetitions) and more than {o.threshold:.0%} slower"
-                + (" against the run's drift (the median change of its ATen, torch.compile and triad rows), beyond "
-                   f"{o.drift_z:g} run-to-run spreads for the row alone (CV at most {o.max_cv:.0%}) or, divided by "
-                   "sqrt(n), for the median of its op/impl's n rows; nothing is judged above a spread of "
-                   f"±{o.max_spread:.0%}. " if o.drift == "relative" else f"; noisy above CV {o.max_cv:.0%} (not judged). ")
+                + (" against the run's drift (the median change of its ATen, torch.compile and triad rows), the row "
+                   f"and the median of its op/impl's rows both beyond {o.drift_z:g} run-to-run spreads (a row alone is "
+                   f"not judged); nothing is judged above a spread of ±{o.max_spread:.0%}. "
+                   if o.drift == "relative" else f"; noisy above CV {o.max_cv:.0%} (not judged). ")
                 + ", ".join(f"{counts[v]} {v}" for v in VERDICT_ORDER if counts.get(v)) + ". "
                 "The same decision as `crossdev bench-gate --baseline " + result.path + "`.", id="baseline-summary"),
              el("ul", *[el("li", f"{runner}: " + drift_summary(run.get("drift"), doc))

@@ -44,7 +44,10 @@ set(CROSSDEV_PCH_HEADERS
 
 if(CROSSDEV_PCH)
   # The shared precompiled header: an object library of one empty source, with the flags of a crossdev library.
-  file(WRITE "${CMAKE_BINARY_DIR}/generated/crossdev_pch.cpp" "// crossdev_pch: holds the shared precompiled header\n")
+  # file(CONFIGURE) rewrites it only when its text changes: a reconfigure (each `make install`'s pip) leaves its
+  # time alone, so the object and every library reusing the header are not rebuilt (issue 49).
+  file(CONFIGURE OUTPUT "${CMAKE_BINARY_DIR}/generated/crossdev_pch.cpp"
+       CONTENT "// crossdev_pch: holds the shared precompiled header\n")
   add_library(crossdev_pch OBJECT "${CMAKE_BINARY_DIR}/generated/crossdev_pch.cpp")
   target_link_libraries(crossdev_pch PRIVATE crossdev::torch)
   target_precompile_headers(crossdev_pch PRIVATE ${CROSSDEV_PCH_HEADERS})

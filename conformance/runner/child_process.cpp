@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -89,6 +90,19 @@ const char* signal_name(int sig) noexcept {
     default: return "";
   }
 }
+
+int wait_child(pid_t pid, bool kill_first, bool group) {
+  if (kill_first) {
+    if (group) ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+bool child_ended(pid_t pid, int* wait_status) { return ::waitpid(pid, wait_status, WNOHANG) == pid; }
 
 std::string describe_exit(int wait_status, const std::string& who) {
   std::string how;

@@ -37,6 +37,13 @@ struct ChildSpec {
 // Starts the child; 0 and *pid, or the errno of the failure (the caller names the child in its message).
 int spawn_child(const ChildSpec& spec, pid_t* pid);
 
+// The one wait of every child the engine runs: SIGKILL first when `kill_first` (`group`: its whole process
+// group too, a child started with own_group, so what it started goes with it), then the child reaped; its wait
+// status.
+int wait_child(pid_t pid, bool kill_first, bool group = false);
+// Whether the child has ended, without waiting: true, reaped, its wait status in *wait_status.
+bool child_ended(pid_t pid, int* wait_status);
+
 // How a child ended, from its wait status, in the one wording of every child the engine runs (and of
 // python/crossdev/child_process.py's describe_exit): "<who> was killed by signal 11 (SIGSEGV)", "<who> exited
 // with status 2", or "<who> ended abnormally" (no `who`: the text alone).

@@ -111,6 +111,27 @@ TEST(ChildProcess, OwnGroupMakesTheChildLeadItsGroup) {
   EXPECT_EQ(group, child) << "the child leads its own process group";
 }
 
+// The one wait: a child killed (its group too) or waited for, and its status.
+TEST(ChildProcess, WaitChildKillsOrWaitsForTheChild) {
+  ChildSpec spec;
+  spec.argv = {"sh", "-c", "sleep 600"};
+  spec.env = child_environment();
+  spec.search_path = true;
+  spec.own_group = true;
+  pid_t pid = -1;
+  ASSERT_EQ(spawn_child(spec, &pid), 0);
+  int status = 0;
+  EXPECT_FALSE(child_ended(pid, &status)) << "it sleeps";
+  status = wait_child(pid, /*kill_first=*/true, /*group=*/true);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+
+  spec.argv = {"sh", "-c", "exit 3"};
+  spec.own_group = false;
+  ASSERT_EQ(spawn_child(spec, &pid), 0);
+  status = wait_child(pid, /*kill_first=*/false);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3) << status;
+}
+
 TEST(ChildProcess, AChildThatCannotStartIsAnErrnoNotAThrow) {
   ChildSpec spec;
   spec.argv = {"/nonexistent/crossdev-no-such-child"};

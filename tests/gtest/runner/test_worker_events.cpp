@@ -232,5 +232,27 @@ TEST(EventStream, ReadsTheEventsOfAPipeSkippingWhatIsNoEvent) {
   EXPECT_FALSE(events.is_open());
 }
 
+// The library check reads every line of its child (what the libraries print too): next_line answers each; once
+// the stream is closed (the child reaped while something it started holds the pipe), what was read is still
+// answered, a last line without its newline too, then End.
+TEST(EventStream, NextLineAnswersEveryLineAndCloseKeepsWhatWasRead) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const std::string text = event_line("loading") + "\nprinted by a library\nhalf a line";
+  ASSERT_EQ(::write(fds[1], text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  EventStream lines(fds[0]);
+  std::string line;
+  ASSERT_EQ(lines.next_line(&line, 5, /*stoppable=*/false), EventStream::Read::Event);
+  EXPECT_EQ(line, event_line("loading"));
+  ASSERT_EQ(lines.next_line(&line, 5, false), EventStream::Read::Event);
+  EXPECT_EQ(line, "printed by a library");
+  EXPECT_EQ(lines.next_line(&line, 0, false), EventStream::Read::Timeout) << "the pipe is still open";
+  lines.close();
+  ASSERT_EQ(lines.next_line(&line, 0, false), EventStream::Read::Event);
+  EXPECT_EQ(line, "half a line");
+  EXPECT_EQ(lines.next_line(&line, 0, false), EventStream::Read::End);
+  ::close(fds[1]);
+}
+
 }  // namespace
 }  // namespace crossdev::conformance

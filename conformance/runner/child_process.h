@@ -8,6 +8,7 @@
 // the child, die_with_parent (C++) or worker.py's _die_with_parent (Python) first.
 #include <sys/types.h>
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +49,9 @@ bool child_ended(pid_t pid, int* wait_status);
 // python/crossdev/child_process.py's describe_exit): "<who> was killed by signal 11 (SIGSEGV)", "<who> exited
 // with status 2", or "<who> ended abnormally" (no `who`: the text alone).
 std::string describe_exit(int wait_status, const std::string& who);
+// describe_exit's words for a signal, "was killed by signal 11 (SIGSEGV)", into `out` (`size` bytes, always
+// NUL-terminated); async-signal-safe: a fatal-signal handler writes them.
+void describe_signal(int sig, char* out, std::size_t size) noexcept;
 // A fatal signal's name ("SIGSEGV"), "" for one not in the table; async-signal-safe (a handler may call it).
 const char* signal_name(int sig) noexcept;
 

@@ -66,8 +66,8 @@ std::string demangle(const char* name) {
 
 // What the child is loading, for the terminate and fatal-signal handlers (set before each dlopen).
 std::string g_loading;
-// The `fatal` event a crash writes, up to the signal's name: {"event":"fatal","message":"cannot load 'PATH':
-// the process loading it was killed by  (JSON-escaped in advance: the handler may only write).
+// The `fatal` event a crash writes, up to how it ended: {"event":"fatal","message":"cannot load 'PATH': the
+// process loading it  (JSON-escaped in advance: the handler may only write; describe_signal's words follow).
 std::string g_crash_head;
 
 void write_event(const std::string& line) {
@@ -107,8 +107,9 @@ void write_event(const std::string& line) {
 void on_fatal_signal(int sig) {  // async-signal-safe: write and _exit only
   if (!g_crash_head.empty()) {
     (void)!::write(STDERR_FILENO, g_crash_head.data(), g_crash_head.size());
-    const char* name = *signal_name(sig) != '\0' ? signal_name(sig) : "a signal";
-    (void)!::write(STDERR_FILENO, name, std::strlen(name));
+    char how[64];
+    describe_signal(sig, how, sizeof how);
+    (void)!::write(STDERR_FILENO, how, std::strlen(how));
     static const char kTail[] = " while loading it\"}\n";
     (void)!::write(STDERR_FILENO, kTail, sizeof(kTail) - 1);
     ::_exit(2);
@@ -130,7 +131,7 @@ int load_check_main(const std::vector<std::string>& paths) {
   for (const std::string& path : paths) {
     g_loading = path;
     g_crash_head = "{\"event\":\"fatal\",\"message\":\"" +
-                   json::escape("cannot load '" + path + "': the process loading it was killed by ");
+                   json::escape("cannot load '" + path + "': the process loading it ");
     json::Writer loading(0);
     loading.begin_object().field("event", "loading").field("path", path).end_object();
     write_event(loading.str());

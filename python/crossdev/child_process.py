@@ -10,6 +10,7 @@ conformance/runner/child_process.h (docs/ARCHITECTURE.md, "Add a child process")
 - `run` is a one-shot child with a timeout, in its own session so that a timeout kills what it started too;
   `start` is a long-lived one (the capability workers), whose events an `EventStream` reads one at a time
   with a timeout (the twin of conformance/runner/event_stream.h) and which `stop` ends.
+- How a child ended is worded once, as the engine words it: `describe_exit`.
 
 Its users: the pytest plugin's picker check (crossdev.picker_check), the library check
 (crossdev.libraries), the runtime probe (crossdev.runtimes) and the CPU-capability workers
@@ -144,8 +145,11 @@ def stop(proc: subprocess.Popen) -> int:
     return proc.wait()
 
 
-def describe_exit(returncode: int) -> str:
-    """How a child ended, as the engine words it: "was killed by signal 11 (SIGSEGV)", "exited with status 2"."""
+def describe_exit(returncode: int | None) -> str:
+    """How a child ended, as the engine words it: "was killed by signal 11 (SIGSEGV)", "exited with status 2";
+    "ended" when it is not known (None: the child was not reaped)."""
+    if returncode is None:
+        return "ended"
     if returncode < 0:
         try:
             name = f" ({signal.Signals(-returncode).name})"

@@ -78,6 +78,7 @@ def test_events_are_json_objects_naming_their_event_and_nothing_else_is_one():
 def test_how_a_child_ended_is_worded_as_the_engine_words_it():
     assert child_process.describe_exit(-11) == "was killed by signal 11 (SIGSEGV)"
     assert child_process.describe_exit(2) == "exited with status 2"
+    assert child_process.describe_exit(None) == "ended", "not reaped: how is not known"
 
 
 def test_an_event_stream_reads_a_long_lived_childs_events_one_at_a_time_skipping_other_lines():

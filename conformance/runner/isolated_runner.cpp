@@ -89,11 +89,13 @@ long read_worker(Worker& w, const IsolationOptions& opt, const ResultCallback& e
         } else if (event.name == "done") {
           flush_row();
           done = true;
-        } else if (auto r = case_from(event)) {
-          if (r->id.empty()) r->id = "row #" + std::to_string(current) + "/(unnamed case)";  // malformed: still counted
-          row_cases.push_back(std::move(*r));
         } else if (auto e = oplog_from(event)) {
           manager::OpLog::global().record(std::move(*e));
+        } else {  // a case, or an event this reader does not know: that row's error, never dropped
+          std::optional<CaseResult> r = case_from(event);
+          if (!r) r = unknown_event_case(event, "row, case, oplog and done");
+          if (r->id.empty()) r->id = "row #" + std::to_string(current) + "/(unnamed case)";  // malformed: still counted
+          row_cases.push_back(std::move(*r));
         }
         break;
     }

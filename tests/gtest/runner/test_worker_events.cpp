@@ -127,6 +127,20 @@ TEST(WorkerEvents, DataThatIsNoObjectIsAnUnresolvedCase) {
   }
 }
 
+TEST(WorkerEvents, AnEventOfAnUnknownNameIsAnUnresolvedCaseNamingIt) {
+  const auto event = read_event("{\"event\":\"surprise\",\"index\":1}");
+  ASSERT_TRUE(event.has_value());
+  EXPECT_FALSE(case_from(*event).has_value()) << "no case event";
+  const CaseResult r = unknown_event_case(*event, "row, case, oplog and done");
+  EXPECT_EQ(r.status, Status::Error);
+  EXPECT_EQ(r.execution, Execution::NotRun);
+  EXPECT_TRUE(r.id.empty()) << "the caller names it";
+  EXPECT_EQ(r.message, "unresolved: the worker sent an unknown event 'surprise'; expected row, case, oplog and done "
+                       "(docs/python-worker.md)");
+  ASSERT_EQ(r.details.size(), 1u);
+  EXPECT_EQ(r.details[0], std::make_pair(std::string("malformed_event"), std::string("unknown event 'surprise'")));
+}
+
 TEST(WorkerEvents, ALineThatIsNoEventIsNone) {
   for (const char* line : {"", "DONE", "CASE\tr/c\t\t\t", "[\"event\"]", "{\"event\": 1}", "{\"name\":\"done\"}",
                                   "{\"event\":\"done\"", "{\"event\":\"done\"} trailing"})

@@ -39,6 +39,8 @@ import time
 from collections import Counter
 from typing import Dict, Iterable, List, Optional, Tuple
 
+from crossdev.child_process import describe_exit  # how a child ended, in the engine's words
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CATALOG = ROOT / "tests" / "mutants" / "aten" / "catalog.json"
 KIND, DTYPE, MAX_SAMPLES = "cuda", "float32", 8
@@ -208,7 +210,7 @@ def run_crossdev(crossdev: List[str], workdir: pathlib.Path, prefix: str, target
     (workdir / f"{prefix}.log").write_text(done.stdout, encoding="utf-8")
     if done.returncode not in (0, 1) or not bundle.exists():
         tail = "\n".join(done.stdout.strip().splitlines()[-15:])
-        return {}, f"{prefix}: crossdev run exited {done.returncode}" + \
+        return {}, f"{prefix}: crossdev run {describe_exit(done.returncode)}" + \
             ("" if bundle.exists() else " without a bundle") + (f":\n{tail}" if tail else ""), seconds
     return read_cases(bundle), None, seconds
 

@@ -32,6 +32,7 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import gbench_json  # noqa: E402
+from crossdev.child_process import describe_exit  # noqa: E402  how a child ended, in the engine's words
 
 NAME = "opinfo_sweep/{impl}/float32/16/sim/fwd_bwd"  # size field: at most 16 samples per OpInfo
 
@@ -67,7 +68,7 @@ def harness(python: str, kind: str, opinfo: str, max_samples: int, workdir: path
            "--row-timeout", "7200", "--out", str(bundle)]
     wall, cpu, done, rss = run_timed(cmd)
     if not bundle.exists():
-        return None, f"crossdev run exited {done.returncode} without a bundle"
+        return None, f"crossdev run {describe_exit(done.returncode)} without a bundle"
     cases = json.loads(bundle.read_text(encoding="utf-8"))["cases"]
     ran = [c for c in cases if c.get("execution") != "not_run"]
     samples = sum(int(c.get("metrics", {}).get("samples", 0)) for c in ran)
@@ -81,7 +82,7 @@ def bare(python: str, kind: str, opinfo: str, max_samples: int):
                                "--max-samples", str(max_samples)])
     lines = [l for l in done.stdout.splitlines() if l.startswith("{")]
     if done.returncode != 0 or not lines:
-        return None, f"the bare loop exited {done.returncode}"
+        return None, f"the bare loop {describe_exit(done.returncode)}"
     counts = json.loads(lines[-1])
     return {"real_time": wall * 1e6, "cpu_time": cpu * 1e6, "cases": float(counts["cases"]),
             "samples": float(counts["samples"])}, None

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -90,12 +91,49 @@ const char* signal_name(int sig) noexcept {
   }
 }
 
+int wait_child(pid_t pid, bool kill_first, bool group) {
+  if (kill_first) {
+    if (group) ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+bool child_ended(pid_t pid, int* wait_status) { return ::waitpid(pid, wait_status, WNOHANG) == pid; }
+
+void describe_signal(int sig, char* out, std::size_t size) noexcept {
+  if (size == 0) return;
+  std::size_t n = 0;
+  const auto put = [&](const char* text) {
+    for (; *text != '\0' && n + 1 < size; ++text) out[n++] = *text;
+  };
+  char number[12];
+  char* first = number + sizeof number - 1;
+  *first = '\0';
+  unsigned v = sig < 0 ? 0u : static_cast<unsigned>(sig);
+  do {
+    *--first = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  put("was killed by signal ");
+  put(first);
+  if (*signal_name(sig) != '\0') {
+    put(" (");
+    put(signal_name(sig));
+    put(")");
+  }
+  out[n] = '\0';
+}
+
 std::string describe_exit(int wait_status, const std::string& who) {
   std::string how;
   if (WIFSIGNALED(wait_status)) {
-    const int sig = WTERMSIG(wait_status);
-    const std::string name = signal_name(sig);
-    how = "was killed by signal " + std::to_string(sig) + (name.empty() ? "" : " (" + name + ")");
+    char words[64];
+    describe_signal(WTERMSIG(wait_status), words, sizeof words);
+    how = words;
   } else if (WIFEXITED(wait_status)) {
     how = "exited with status " + std::to_string(WEXITSTATUS(wait_status));
   } else {

@@ -8,6 +8,7 @@
 // the child, die_with_parent (C++) or worker.py's _die_with_parent (Python) first.
 #include <sys/types.h>
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,10 +38,20 @@ struct ChildSpec {
 // Starts the child; 0 and *pid, or the errno of the failure (the caller names the child in its message).
 int spawn_child(const ChildSpec& spec, pid_t* pid);
 
+// The one wait of every child the engine runs: SIGKILL first when `kill_first` (`group`: its whole process
+// group too, a child started with own_group, so what it started goes with it), then the child reaped; its wait
+// status.
+int wait_child(pid_t pid, bool kill_first, bool group = false);
+// Whether the child has ended, without waiting: true, reaped, its wait status in *wait_status.
+bool child_ended(pid_t pid, int* wait_status);
+
 // How a child ended, from its wait status, in the one wording of every child the engine runs (and of
 // python/crossdev/child_process.py's describe_exit): "<who> was killed by signal 11 (SIGSEGV)", "<who> exited
 // with status 2", or "<who> ended abnormally" (no `who`: the text alone).
 std::string describe_exit(int wait_status, const std::string& who);
+// describe_exit's words for a signal, "was killed by signal 11 (SIGSEGV)", into `out` (`size` bytes, always
+// NUL-terminated); async-signal-safe: a fatal-signal handler writes them.
+void describe_signal(int sig, char* out, std::size_t size) noexcept;
 // A fatal signal's name ("SIGSEGV"), "" for one not in the table; async-signal-safe (a handler may call it).
 const char* signal_name(int sig) noexcept;
 

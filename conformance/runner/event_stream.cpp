@@ -24,12 +24,20 @@ EventStream::Read EventStream::next(WorkerEvent* event, double timeout_s, bool s
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   std::string line;
   for (;;) {
-    while (take_line(&line)) {
-      if (auto e = read_event(line)) {
-        *event = std::move(*e);
-        return Read::Event;
-      }
+    const double left_s = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    const Read read = next_line(&line, left_s, stoppable);
+    if (read != Read::Event) return read;
+    if (auto e = read_event(line)) {
+      *event = std::move(*e);
+      return Read::Event;
     }
+  }
+}
+
+EventStream::Read EventStream::next_line(std::string* line, double timeout_s, bool stoppable) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    if (take_line(line)) return Read::Event;
     if (fd_ < 0) return Read::End;
     if (stoppable && stop_signal() != 0) return Read::Stopped;
     const double left_s = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
@@ -47,7 +55,6 @@ EventStream::Read EventStream::next(WorkerEvent* event, double timeout_s, bool s
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       close();
-      if (!buffer_.empty()) buffer_ += '\n';  // a last line without its newline
       continue;
     }
     buffer_.append(chunk, static_cast<std::size_t>(n));
@@ -63,6 +70,7 @@ void EventStream::attach(int fd) {
 void EventStream::close() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+  if (!buffer_.empty() && buffer_.back() != '\n') buffer_ += '\n';  // a last line without its newline
 }
 
 }  // namespace crossdev::conformance

@@ -1,7 +1,6 @@
 #include "runner/isolated_runner.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,16 +49,6 @@ Worker spawn_worker(const IsolationOptions& opt, const MatrixFile& file, std::si
   return w;
 }
 
-void kill_worker(const Worker& w) {
-  ::kill(-w.pid, SIGKILL);  // its process group
-  ::kill(w.pid, SIGKILL);
-}
-
-void reap(const Worker& w, int* status) {
-  while (::waitpid(w.pid, status, 0) < 0 && errno == EINTR) {
-  }
-}
-
 // Reads one worker until it ends. Returns the index of the row that was running when it died
 // (or when the run was interrupted, through *in_flight with kInterrupted), kFinished when it
 // finished cleanly (`done`), or kDiedBeforeAnyRow. A row's cases are passed on only once the row
@@ -80,17 +69,12 @@ long read_worker(Worker& w, const IsolationOptions& opt, const ResultCallback& e
                           std::chrono::duration<double>(std::chrono::steady_clock::now() - row_started).count();
     WorkerEvent event;
     switch (events.next(&event, left_s, /*stoppable=*/!done)) {
-      case EventStream::Read::Stopped: {
-        kill_worker(w);
-        int status = 0;
-        reap(w, &status);
+      case EventStream::Read::Stopped:
+        wait_child(w.pid, /*kill_first=*/true, /*group=*/true);
         *in_flight = current;
         return kInterrupted;
-      }
       case EventStream::Read::Timeout: {  // the row in flight hangs
-        kill_worker(w);
-        int status = 0;
-        reap(w, &status);
+        wait_child(w.pid, /*kill_first=*/true, /*group=*/true);
         char msg[96];
         std::snprintf(msg, sizeof msg, "timed out after %.0f s (worker killed)", opt.row_timeout_s);
         *failure = msg;
@@ -105,17 +89,18 @@ long read_worker(Worker& w, const IsolationOptions& opt, const ResultCallback& e
         } else if (event.name == "done") {
           flush_row();
           done = true;
-        } else if (auto r = case_from(event)) {
-          if (r->id.empty()) r->id = "row #" + std::to_string(current) + "/(unnamed case)";  // malformed: still counted
-          row_cases.push_back(std::move(*r));
         } else if (auto e = oplog_from(event)) {
           manager::OpLog::global().record(std::move(*e));
+        } else {  // a case, or an event this reader does not know: that row's error, never dropped
+          std::optional<CaseResult> r = case_from(event);
+          if (!r) r = unknown_event_case(event, "row, case, oplog and done");
+          if (r->id.empty()) r->id = "row #" + std::to_string(current) + "/(unnamed case)";  // malformed: still counted
+          row_cases.push_back(std::move(*r));
         }
         break;
     }
   }
-  int status = 0;
-  reap(w, &status);
+  const int status = wait_child(w.pid, /*kill_first=*/false);
   const bool clean_exit = WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 1);
   if (done && clean_exit) return kFinished;
   *failure = describe_exit(status, "worker");

@@ -2,7 +2,6 @@
 
 #include <cxxabi.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 #include <c10/util/Exception.h>
 
 #include "runner/child_process.h"
+#include "runner/event_stream.h"
 #include "runner/worker_events.h"
 #include "util/json.h"
 #include "util/load_library.h"
@@ -66,8 +66,8 @@ std::string demangle(const char* name) {
 
 // What the child is loading, for the terminate and fatal-signal handlers (set before each dlopen).
 std::string g_loading;
-// The `fatal` event a crash writes, up to the signal's name: {"event":"fatal","message":"cannot load 'PATH':
-// the process loading it was killed by  (JSON-escaped in advance: the handler may only write).
+// The `fatal` event a crash writes, up to how it ended: {"event":"fatal","message":"cannot load 'PATH': the
+// process loading it  (JSON-escaped in advance: the handler may only write; describe_signal's words follow).
 std::string g_crash_head;
 
 void write_event(const std::string& line) {
@@ -107,8 +107,9 @@ void write_event(const std::string& line) {
 void on_fatal_signal(int sig) {  // async-signal-safe: write and _exit only
   if (!g_crash_head.empty()) {
     (void)!::write(STDERR_FILENO, g_crash_head.data(), g_crash_head.size());
-    const char* name = *signal_name(sig) != '\0' ? signal_name(sig) : "a signal";
-    (void)!::write(STDERR_FILENO, name, std::strlen(name));
+    char how[64];
+    describe_signal(sig, how, sizeof how);
+    (void)!::write(STDERR_FILENO, how, std::strlen(how));
     static const char kTail[] = " while loading it\"}\n";
     (void)!::write(STDERR_FILENO, kTail, sizeof(kTail) - 1);
     ::_exit(2);
@@ -130,7 +131,7 @@ int load_check_main(const std::vector<std::string>& paths) {
   for (const std::string& path : paths) {
     g_loading = path;
     g_crash_head = "{\"event\":\"fatal\",\"message\":\"" +
-                   json::escape("cannot load '" + path + "': the process loading it was killed by ");
+                   json::escape("cannot load '" + path + "': the process loading it ");
     json::Writer loading(0);
     loading.begin_object().field("event", "loading").field("path", path).end_object();
     write_event(loading.str());
@@ -175,46 +176,43 @@ void check_libraries_in_child(const std::vector<std::string>& argv, double timeo
 
   // Everything the child prints (a library may print while it loads), up to 1 MiB, the tail kept.
   constexpr std::size_t kMaxOutput = std::size_t{1} << 20;
-  std::string output;
-  bool timed_out = false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  char buffer[4096];
-  int status = 0;
-  bool reaped = false;
-  const auto append = [&](std::size_t n) {
-    output.append(buffer, n);
+  std::string output, printed;
+  const auto keep = [&](const std::string& text) {
+    output += text;
+    output += '\n';
     if (output.size() > kMaxOutput) output.erase(0, output.size() - kMaxOutput);
   };
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
+  EventStream stream(fds[0]);  // every line: what the libraries print is kept with the events
+  const auto take_what_is_there = [&] {
+    while (stream.next_line(&printed, 0, /*stoppable=*/false) == EventStream::Read::Event) keep(printed);
+  };
+  bool timed_out = false, reaped = false;
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (bool reading = true; reading;) {
+    const double left_s = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    if (left_s <= 0) {
       timed_out = true;
       break;
     }
-    pollfd p{fds[0], POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 250)));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) {
-      // The child may have exited while something it started keeps the pipe open: take what
-      // is there and stop waiting.
-      if (::waitpid(pid, &status, WNOHANG) == pid) {
-        reaped = true;
-        ssize_t n = 0;
-        while (::poll(&p, 1, 0) > 0 && (n = ::read(fds[0], buffer, sizeof(buffer))) > 0) append(static_cast<std::size_t>(n));
+    switch (stream.next_line(&printed, std::min(left_s, 0.25), /*stoppable=*/false)) {
+      case EventStream::Read::Event: keep(printed); break;
+      case EventStream::Read::Timeout:
+        // The child may have exited while something it started keeps the pipe open: take what is there and
+        // stop waiting.
+        if (child_ended(pid, &status)) {
+          reaped = true;
+          take_what_is_there();
+          stream.close();
+          take_what_is_there();  // a last line without its newline
+          reading = false;
+        }
         break;
-      }
-      continue;
+      default: reading = false; break;  // End: the child (and anything it started) closed its output
     }
-    if (ready < 0) break;
-    const ssize_t n = ::read(fds[0], buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // EOF: the child (and anything it started) closed its output
-    append(static_cast<std::size_t>(n));
   }
-  ::close(fds[0]);
-  if (timed_out) ::kill(pid, SIGKILL);
-  while (!reaped && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  stream.close();
+  if (!reaped) status = wait_child(pid, /*kill_first=*/timed_out);
   if (!timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
 
   std::string loading, error;

@@ -70,6 +70,9 @@ std::vector<PlannedCase> plan_python_row(const std::string& request, const Row& 
       throw YamlError(row.where(fatal_key), "row '" + row.id() + "': " + event.body.string_or("message"));
     } else if (event.name == "done") {
       done = true;
+    } else if (event.name != "plan") {  // the count of the items that follow
+      end_session_worker(true);
+      throw std::runtime_error("planning row '" + row.id() + "': " + unknown_event_case(event, "plan, item, fatal and done").message);
     }
   }
   const std::string ended = done ? "" : end_session_worker(true);
@@ -85,7 +88,11 @@ void check_python_rows(const std::string& request, const std::vector<const Row*>
   while (worker.next_event(&event, 600) == PythonWorker::Read::Event) {
     if (event.name == "bad") {
       const long index = event.index_or("row", -1);
-      if (index < 0 || static_cast<std::size_t>(index) >= rows.size()) continue;
+      if (index < 0 || static_cast<std::size_t>(index) >= rows.size()) {
+        worker.finish(true);
+        throw std::runtime_error("checking the rows: unresolved: the worker's bad event names row " + event.text_of("row") +
+                                 ", not one of the " + std::to_string(rows.size()) + " rows sent (docs/python-worker.md)");
+      }
       const Row& row = *rows[static_cast<std::size_t>(index)];
       bad.emplace_back(row.where(event.body.string_or("key")), "row '" + row.id() + "': " + event.body.string_or("message"));
     } else if (event.name == "fatal") {
@@ -93,6 +100,9 @@ void check_python_rows(const std::string& request, const std::vector<const Row*>
       throw YamlError(rows.front()->where(fatal_key), event.body.string_or("message"));
     } else if (event.name == "done") {
       done = true;
+    } else {
+      worker.finish(true);
+      throw std::runtime_error("checking the rows: " + unknown_event_case(event, "bad, fatal and done").message);
     }
   }
   const std::string ended = worker.finish(!done);
@@ -176,9 +186,17 @@ std::vector<CaseResult> run_python_row(const Row& row, const Suite& suite, const
           } else if (event.name == "start") {
             current = event.index_or("index", -1);
             current_id = event.body.string_or("id");
-          } else if (auto r = case_from(event)) {
+          } else if (event.name == "fatal") {
+            fatal = event.body.string_or("message");
+          } else if (event.name == "done") {
+            done = true;
+          } else {  // a case, or an event a run does not know: an error case naming it, never dropped
+            std::optional<CaseResult> r = case_from(event);
+            const bool is_case = r.has_value();
+            if (!is_case) r = unknown_event_case(event, "plan, start, case, fatal and done");
             CaseResult c = result_for(row, suite);  // the row's bookkeeping is the engine's
-            c.id = r->id.empty() ? current_id : r->id;  // a malformed event without an id: the running case
+            // A malformed case without an id: the running case's; an unknown event: the row's.
+            c.id = !r->id.empty() ? r->id : is_case ? current_id : row.id() + "/(unknown event)";
             c.status = r->status;
             c.device = r->device;
             c.execution = r->execution;
@@ -188,11 +206,7 @@ std::vector<CaseResult> run_python_row(const Row& row, const Suite& suite, const
             c.data_json = r->data_json;
             c.duration_s = r->duration_s;
             results.push_back(std::move(c));
-            current = -1;
-          } else if (event.name == "fatal") {
-            fatal = event.body.string_or("message");
-          } else if (event.name == "done") {
-            done = true;
+            if (is_case) current = -1;
           }
           break;
         }

@@ -127,10 +127,7 @@ std::string PythonWorker::finish(bool kill_first) {
   }
   events_.close();
   if (reaped_ || pid_ < 0) return "";
-  if (kill_first) ::kill(pid_, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-  }
+  const int status = wait_child(pid_, kill_first);
   reaped_ = true;
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
   return describe_exit(status, "python worker");

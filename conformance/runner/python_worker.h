@@ -48,7 +48,7 @@ class PythonWorker {
   // for timeout_s; Stopped: SIGINT/SIGTERM asked the run to stop.
   Read next_event(WorkerEvent* event, double timeout_s) { return events_.next(event, timeout_s); }
   // Kills the child if it still runs, reaps it, and says how it ended: "" for exit 0, else e.g.
-  // "python worker killed by signal 11 (Segmentation fault)".
+  // "python worker was killed by signal 11 (SIGSEGV)" (runner/child_process.h describe_exit).
   std::string finish(bool kill_first);
 
  private:

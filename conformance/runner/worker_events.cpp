@@ -92,13 +92,10 @@ std::optional<CaseResult> case_from(const WorkerEvent& e) {
   else if (data && !data->is(Value::Type::Object))  // written verbatim into the bundle: only an object keeps its structure
     malformed = "data that is no object";
   if (!malformed.empty()) {
-    CaseResult r;
+    CaseResult r = unresolved_case("the worker's case event has " + malformed + " (docs/python-worker.md; " +
+                                       "python/crossdev/case_statuses.json names the statuses and executions)",
+                                   malformed);
     r.id = id && id->is(Value::Type::String) ? id->string : "";
-    r.status = Status::Error;
-    r.execution = Execution::NotRun;
-    r.message = "unresolved: the worker's case event has " + malformed +
-                " (docs/python-worker.md; python/crossdev/case_statuses.json names the statuses and executions)";
-    r.details.emplace_back("malformed_event", malformed);
     return r;
   }
   CaseResult r;
@@ -122,6 +119,22 @@ std::optional<CaseResult> case_from(const WorkerEvent& e) {
       if (v.is(Value::Type::String)) r.details.emplace_back(k, v.string);
   if (data) r.data_json = e.text_of("data");
   return r;
+}
+
+CaseResult unresolved_case(const std::string& what, const std::string& malformed) {
+  CaseResult r;
+  r.status = Status::Error;
+  r.execution = Execution::NotRun;
+  r.message = "unresolved: " + what;
+  r.details.emplace_back("malformed_event", malformed);
+  return r;
+}
+
+CaseResult unknown_event_case(const WorkerEvent& e, std::string_view expected) {
+  const std::string unknown = "unknown event '" + e.name + "'";
+  return unresolved_case("the worker sent an " + unknown + "; expected " + std::string(expected) +
+                             " (docs/python-worker.md)",
+                         unknown);
 }
 
 std::string oplog_event(const manager::OpLogEntry& entry) {

@@ -34,9 +34,15 @@ std::string event_line(std::string_view name, std::string_view key, long value);
 
 // A case result: every CaseResult field by name; `data` (a JSON object) passed through verbatim.
 std::string case_event(const CaseResult& r);
-// The case an event carries; nullopt when it is no `case` event, lacks an `id`, names an unknown status
-// or execution, or has a `data` that is not an object (it is written verbatim into the bundle).
+// The case an event carries; nullopt when it is no `case` event. A case event that lacks an `id`, names an
+// unknown status or execution, or has a `data` that is not an object (it is written verbatim into the bundle) is
+// that case's `error`, naming what was wrong (unresolved_case).
 std::optional<CaseResult> case_from(const WorkerEvent& e);
+// An event the engine cannot read, as a case: `error`, not run, its message "unresolved: <what>" (lit's
+// UNRESOLVED), details.malformed_event `malformed`; never a dropped event. Its id is ""; the caller names it.
+CaseResult unresolved_case(const std::string& what, const std::string& malformed);
+// An event whose name is none of the events its reader expects (`expected`: "row, case, oplog and done").
+CaseResult unknown_event_case(const WorkerEvent& e, std::string_view expected);
 
 // Device-operation log entries recorded in a worker travel the same way, so the parent's OpLog (and the
 // bundle's device_log summary) covers every isolated row.

@@ -8,7 +8,9 @@ conformance/runner/child_process.h (docs/ARCHITECTURE.md, "Add a child process")
 - A child reports as every worker does (docs/python-worker.md): events, one JSON object per line,
   {"event": name, ...} (`event_line`, `read_events`).
 - `run` is a one-shot child with a timeout, in its own session so that a timeout kills what it started too;
-  `start` is a long-lived one (the capability workers).
+  `start` is a long-lived one (the capability workers), whose events an `EventStream` reads one at a time
+  with a timeout (the twin of conformance/runner/event_stream.h) and which `stop` ends.
+- How a child ended is worded once, as the engine words it: `describe_exit`.
 
 Its users: the pytest plugin's picker check (crossdev.picker_check), the library check
 (crossdev.libraries), the runtime probe (crossdev.runtimes) and the CPU-capability workers
@@ -20,8 +22,10 @@ import contextlib
 import ctypes
 import json
 import os
+import select
 import signal
 import subprocess
+import time
 from dataclasses import dataclass
 
 PARENT_PID_VARIABLE = "CROSSDEV_PARENT_PID"  # runner/child_process.h kParentPidVariable
@@ -97,8 +101,55 @@ def run(argv: list[str], *, timeout: float, env: dict | None = None, merge_stder
     return Finished(None if timed_out else proc.returncode, decode(out), decode(err), timed_out)
 
 
-def describe_exit(returncode: int) -> str:
-    """How a child ended, as the engine words it: "was killed by signal 11 (SIGSEGV)", "exited with status 2"."""
+class EventStream:
+    """The one way crossdev's Python waits on a long-lived child: the events it writes to a pipe (`start`'s
+    stdout=PIPE), read one at a time, as conformance/runner/event_stream.h reads them. Each `next` ends with the
+    next event, the end of the child's output (None, `ended` set: it exited) or a timeout (None). A line that is
+    no event is skipped, never taken for an answer."""
+
+    def __init__(self, pipe):
+        self._fd = pipe.fileno()  # read here, never through the pipe's own buffer
+        self._buffer = b""
+        self.ended = False
+        self.last_line = ""  # the text of the last line read; "" once the output has ended
+
+    def next(self, timeout: float) -> dict | None:
+        deadline = time.monotonic() + timeout
+        while True:
+            while b"\n" in self._buffer:
+                line, self._buffer = self._buffer.split(b"\n", 1)
+                self.last_line = line.decode(errors="replace").strip()
+                events = read_events(self.last_line)
+                if events:
+                    return events[0]
+            if self.ended:
+                self.last_line = ""
+                return None
+            ready, _, _ = select.select([self._fd], [], [], max(deadline - time.monotonic(), 0))
+            if not ready:
+                return None
+            chunk = os.read(self._fd, 65536)
+            if chunk:
+                self._buffer += chunk
+            else:
+                self.ended = True
+                if self._buffer:
+                    self._buffer += b"\n"  # a last line without its newline
+
+
+def stop(proc: subprocess.Popen) -> int:
+    """Ends a `start`ed child: SIGKILL if it still runs, then its exit status (Popen's returncode)."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    return proc.wait()
+
+
+def describe_exit(returncode: int | None) -> str:
+    """How a child ended, as the engine words it: "was killed by signal 11 (SIGSEGV)", "exited with status 2";
+    "ended" when it is not known (None: the child was not reaped)."""
+    if returncode is None:
+        return "ended"
     if returncode < 0:
         try:
             name = f" ({signal.Signals(-returncode).name})"

@@ -684,9 +684,7 @@ def _describe_unanswered(result):
     if stage == "timeout":
         return f"no answer within {result['timeout']:g} s; the process was killed"
     if stage == "crash":
-        code = result.get("returncode")
-        how = child_process.describe_exit(code) if code is not None else "ended"
-        return f"the picker's process {how} before answering"
+        return f"the picker's process {child_process.describe_exit(result.get('returncode'))} before answering"
     return f"the check itself failed: {result.get('type')}: {result.get('message')}"
 
 

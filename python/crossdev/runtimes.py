@@ -112,7 +112,7 @@ def probe(timeout_s: float = PROBE_TIMEOUT_S) -> list[dict]:
         elif found:
             reports.append({k: v for k, v in found[-1].items() if k != "event"})
         else:
-            reports.append(_absent(runtime, f"probing {runtime.module} ended with code {done.returncode}: "
+            reports.append(_absent(runtime, f"probing {runtime.module}: the process {child_process.describe_exit(done.returncode)}: "
                                             f"{done.stderr.strip()[-300:]}"))
     return reports
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import pickle
 import platform
-import select
 import shutil
 import subprocess
 import sys
@@ -123,19 +122,11 @@ class _Process:
         self.proc = child_process.start([sys.executable, "-m", "crossdev.opinfo.capability_worker", jobs_file, out_dir,
                                          *libraries], env=dict(os.environ, ATEN_CPU_CAPABILITY=capability),
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        self.reported, self.last_line = None, ""
-        event = self._event(READY_TIMEOUT_S)
+        self.events = child_process.EventStream(self.proc.stdout)
+        self.reported = None
+        event = self.events.next(READY_TIMEOUT_S)
         if event and event["event"] == "ready":
             self.reported = str(event.get("capability"))
-
-    def _event(self, timeout):
-        """The next event, {} for a line that is none (the process ended: an empty line), None after `timeout`."""
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        if not ready:
-            return None
-        self.last_line = self.proc.stdout.readline().strip()
-        events = child_process.read_events(self.last_line)
-        return events[0] if events else {"event": ""}
 
     def alive(self):
         return self.reported is not None and self.proc.poll() is None
@@ -147,21 +138,18 @@ class _Process:
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             return "the capability process had died"
-        event = self._event(timeout)
+        event = self.events.next(timeout)
         if event and event["event"] == "done" and event.get("index") == index:
             return None
-        timed_out = event is None and self.proc.poll() is None  # asked before close() kills it
-        self.close()
+        timed_out = event is None and not self.events.ended and self.proc.poll() is None  # before close() kills it
+        code = self.close()
         if timed_out:
             return f"timed out after {timeout:.0f} s (case_timeout)"
-        code = self.proc.returncode
-        how = child_process.describe_exit(code) if code is not None else "ended"
-        return how if code is not None and code < 0 else f"{how} ({self.last_line!r})"
+        how = child_process.describe_exit(code)
+        return how if code < 0 else f"{how} ({self.events.last_line!r})"
 
-    def close(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
+    def close(self) -> int:
+        return child_process.stop(self.proc)
 
 
 class Runner:

@@ -111,6 +111,41 @@ TEST(ChildProcess, OwnGroupMakesTheChildLeadItsGroup) {
   EXPECT_EQ(group, child) << "the child leads its own process group";
 }
 
+// The one wait: a child killed (its group too) or waited for, and its status.
+TEST(ChildProcess, WaitChildKillsOrWaitsForTheChild) {
+  ChildSpec spec;
+  spec.argv = {"sh", "-c", "sleep 600"};
+  spec.env = child_environment();
+  spec.search_path = true;
+  spec.own_group = true;
+  pid_t pid = -1;
+  ASSERT_EQ(spawn_child(spec, &pid), 0);
+  int status = 0;
+  EXPECT_FALSE(child_ended(pid, &status)) << "it sleeps";
+  status = wait_child(pid, /*kill_first=*/true, /*group=*/true);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+
+  spec.argv = {"sh", "-c", "exit 3"};
+  spec.own_group = false;
+  ASSERT_EQ(spawn_child(spec, &pid), 0);
+  status = wait_child(pid, /*kill_first=*/false);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3) << status;
+}
+
+// How a child ended is worded once, as Python's child_process.describe_exit words it; the signal's words are
+// those a fatal-signal handler writes (the library check's).
+TEST(ChildProcess, DescribeExitAndDescribeSignalWordHowAChildEnded) {
+  EXPECT_EQ(describe_exit(SIGKILL, "worker"), "worker was killed by signal 9 (SIGKILL)");  // a wait status
+  EXPECT_EQ(describe_exit(3 << 8, ""), "exited with status 3");
+  char words[64];
+  describe_signal(SIGSEGV, words, sizeof words);
+  EXPECT_STREQ(words, "was killed by signal 11 (SIGSEGV)");
+  describe_signal(SIGUSR1, words, sizeof words);
+  EXPECT_EQ(std::string(words), "was killed by signal " + std::to_string(SIGUSR1)) << "no name in the table";
+  describe_signal(SIGSEGV, words, 8);
+  EXPECT_STREQ(words, "was kil") << "cut to the room given, always terminated";
+}
+
 TEST(ChildProcess, AChildThatCannotStartIsAnErrnoNotAThrow) {
   ChildSpec spec;
   spec.argv = {"/nonexistent/crossdev-no-such-child"};

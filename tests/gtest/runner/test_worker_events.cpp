@@ -127,6 +127,20 @@ TEST(WorkerEvents, DataThatIsNoObjectIsAnUnresolvedCase) {
   }
 }
 
+TEST(WorkerEvents, AnEventOfAnUnknownNameIsAnUnresolvedCaseNamingIt) {
+  const auto event = read_event("{\"event\":\"surprise\",\"index\":1}");
+  ASSERT_TRUE(event.has_value());
+  EXPECT_FALSE(case_from(*event).has_value()) << "no case event";
+  const CaseResult r = unknown_event_case(*event, "row, case, oplog and done");
+  EXPECT_EQ(r.status, Status::Error);
+  EXPECT_EQ(r.execution, Execution::NotRun);
+  EXPECT_TRUE(r.id.empty()) << "the caller names it";
+  EXPECT_EQ(r.message, "unresolved: the worker sent an unknown event 'surprise'; expected row, case, oplog and done "
+                       "(docs/python-worker.md)");
+  ASSERT_EQ(r.details.size(), 1u);
+  EXPECT_EQ(r.details[0], std::make_pair(std::string("malformed_event"), std::string("unknown event 'surprise'")));
+}
+
 TEST(WorkerEvents, ALineThatIsNoEventIsNone) {
   for (const char* line : {"", "DONE", "CASE\tr/c\t\t\t", "[\"event\"]", "{\"event\": 1}", "{\"name\":\"done\"}",
                                   "{\"event\":\"done\"", "{\"event\":\"done\"} trailing"})
@@ -230,6 +244,28 @@ TEST(EventStream, ReadsTheEventsOfAPipeSkippingWhatIsNoEvent) {
   EXPECT_EQ(e.name, "done");
   EXPECT_EQ(events.next(&e, 5), EventStream::Read::End);
   EXPECT_FALSE(events.is_open());
+}
+
+// The library check reads every line of its child (what the libraries print too): next_line answers each; once
+// the stream is closed (the child reaped while something it started holds the pipe), what was read is still
+// answered, a last line without its newline too, then End.
+TEST(EventStream, NextLineAnswersEveryLineAndCloseKeepsWhatWasRead) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const std::string text = event_line("loading") + "\nprinted by a library\nhalf a line";
+  ASSERT_EQ(::write(fds[1], text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  EventStream lines(fds[0]);
+  std::string line;
+  ASSERT_EQ(lines.next_line(&line, 5, /*stoppable=*/false), EventStream::Read::Event);
+  EXPECT_EQ(line, event_line("loading"));
+  ASSERT_EQ(lines.next_line(&line, 5, false), EventStream::Read::Event);
+  EXPECT_EQ(line, "printed by a library");
+  EXPECT_EQ(lines.next_line(&line, 0, false), EventStream::Read::Timeout) << "the pipe is still open";
+  lines.close();
+  ASSERT_EQ(lines.next_line(&line, 0, false), EventStream::Read::Event);
+  EXPECT_EQ(line, "half a line");
+  EXPECT_EQ(lines.next_line(&line, 0, false), EventStream::Read::End);
+  ::close(fds[1]);
 }
 
 }  // namespace

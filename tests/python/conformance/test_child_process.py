@@ -78,3 +78,38 @@ def test_events_are_json_objects_naming_their_event_and_nothing_else_is_one():
 def test_how_a_child_ended_is_worded_as_the_engine_words_it():
     assert child_process.describe_exit(-11) == "was killed by signal 11 (SIGSEGV)"
     assert child_process.describe_exit(2) == "exited with status 2"
+    assert child_process.describe_exit(None) == "ended", "not reaped: how is not known"
+
+
+def test_an_event_stream_reads_a_long_lived_childs_events_one_at_a_time_skipping_other_lines():
+    """The twin of conformance/runner/event_stream.h: two events written at once are two reads (nothing is
+    left in a buffer that select() cannot see), a line that is no event is skipped, a last line without its
+    newline is read, and the end of the child's output is None with `ended` set."""
+    code = """
+        import sys, time
+        sys.stdout.write('{"event":"ready"}\\nprinted by a library\\n{"event":"done","index":0}\\n')
+        sys.stdout.flush()
+        sys.stdin.readline()
+        sys.stdout.write('{"event":"done","index":1}')
+    """
+    proc = child_process.start(python(code), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    events = child_process.EventStream(proc.stdout)
+    try:
+        assert events.next(60) == {"event": "ready"}
+        assert events.next(60) == {"event": "done", "index": 0}
+        started = time.monotonic()
+        assert events.next(0.5) is None and not events.ended, "nothing more until it is asked: a timeout"
+        assert time.monotonic() - started >= 0.4
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        assert events.next(60) == {"event": "done", "index": 1}
+        assert events.next(60) is None and events.ended and events.last_line == ""
+    finally:
+        assert child_process.stop(proc) == 0
+
+
+def test_stop_kills_a_child_that_still_runs_and_says_how_it_ended():
+    proc = child_process.start(python("import time; time.sleep(600)"), stdout=subprocess.PIPE)
+    code = child_process.stop(proc)
+    assert child_process.describe_exit(code) == "was killed by signal 9 (SIGKILL)"
+    assert child_process.stop(proc) == code, "a child already stopped: its status again"

@@ -103,7 +103,7 @@ def test_the_same_path_twice_is_loaded_once(cli, built_library):
 @pytest.mark.parametrize("how, words", [
     ("throw", ["its static initialisation threw std::runtime_error: bad_init: refusing to initialise "
                "second line of the message"]),
-    ("segv", ["the process loading it was killed by SIGSEGV"]),
+    ("segv", ["the process loading it was killed by signal 11 (SIGSEGV) while loading it"]),
     ("exit", ["the process loading it exited with status 7"]),
 ])
 def test_a_static_initialiser_that_throws_crashes_or_exits_is_bad_input(cli, built_library, how, words):

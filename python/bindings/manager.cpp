@@ -55,31 +55,35 @@ py::dict props_dict(const UnifiedProperties& p) {
   return d;
 }
 
-py::list moves_list(const std::vector<MoveRecord>& moves) {
+// One dict per record, filled by fill(dict, record).
+template <typename Record, typename Fill>
+py::list dict_list(const std::vector<Record>& records, const Fill& fill) {
   py::list out;
-  for (const auto& m : moves) {
+  for (const Record& record : records) {
     py::dict d;
-    d["index"] = m.index;
-    d["from"] = m.from.str();
-    d["to"] = m.to.str();
-    d["reason"] = m.reason;
-    d["simulated"] = m.simulated;
+    fill(d, record);
     out.append(d);
   }
   return out;
 }
 
+py::list moves_list(const std::vector<MoveRecord>& moves) {
+  return dict_list(moves, [](py::dict& d, const MoveRecord& m) {
+    d["index"] = m.index;
+    d["from"] = m.from.str();
+    d["to"] = m.to.str();
+    d["reason"] = m.reason;
+    d["simulated"] = m.simulated;
+  });
+}
+
 py::list casts_list(const std::vector<CastRecord>& casts) {
-  py::list out;
-  for (const auto& c : casts) {
-    py::dict d;
+  return dict_list(casts, [](py::dict& d, const CastRecord& c) {
     d["index"] = c.index;
     d["from"] = dtype_name(c.from);
     d["to"] = dtype_name(c.to);
     d["reason"] = c.reason;
-    out.append(d);
-  }
-  return out;
+  });
 }
 
 py::dict report_dict(const SafeReport& r) {
@@ -91,18 +95,12 @@ py::dict report_dict(const SafeReport& r) {
   d["cache_flushes"] = r.cache_flushes;
   d["moves"] = moves_list(r.moves);
   d["casts"] = casts_list(r.casts);
-  py::list chain_steps;
-  for (const auto& step : r.chain_steps) {
-    py::dict s;
+  d["chain_steps"] = dict_list(r.chain_steps, [](py::dict& s, const auto& step) {
     s["from"] = step.from.str();
     s["to"] = step.to.str();
     s["reason"] = step.reason;
-    chain_steps.append(s);
-  }
-  d["chain_steps"] = chain_steps;
-  py::list attempts;
-  for (const auto& a : r.attempts) {
-    py::dict x;
+  });
+  d["attempts"] = dict_list(r.attempts, [](py::dict& x, const auto& a) {
     x["number"] = a.number;
     x["device"] = a.device.str();
     x["inference"] = a.inference;
@@ -114,9 +112,7 @@ py::dict report_dict(const SafeReport& r) {
     x["recovery"] = a.recovery;
     x["recovery_detail"] = a.recovery_detail;
     x["duration_us"] = a.duration_us;
-    attempts.append(x);
-  }
-  d["attempts"] = attempts;
+  });
   d["summary"] = r.summary();
   return d;
 }

@@ -53,9 +53,7 @@ void set_dropout(AnyPlan& plan, const OpCall& call) {
 
 template <typename scalar_t>
 void run(at::TensorIteratorBase& iter, const Plan& plan, const char* out_base) {
-  using IO = cpu::VecIO<scalar_t>;
-  using opmath_t = typename IO::opmath_t;
-  using Vec = typename IO::Vec;
+  CROSSDEV_VEC_IO_TYPES(scalar_t);
   const int operands = iter.ntensors();
   const opmath_t survivor(plan.survivor), scalar_scale(plan.scalar_scale);
 
@@ -138,9 +136,7 @@ bool as_row_operand(const at::Tensor& t, const at::Tensor& out, RowOperand& oper
 template <typename scalar_t, bool Dropout>
 void run_rows(const Plan& plan, at::Tensor& out, const RowOperand& x, const RowOperand& bias, const RowOperand& scale,
               const RowOperand& residual) {
-  using IO = cpu::VecIO<scalar_t>;
-  using opmath_t = typename IO::opmath_t;
-  using Vec = typename IO::Vec;
+  CROSSDEV_VEC_IO_TYPES(scalar_t);
   const std::int64_t d = out.size(-1);
   const std::int64_t rows = out.numel() / d;
   const opmath_t survivor(plan.survivor), scalar_scale(plan.scalar_scale);
@@ -236,10 +232,8 @@ struct BackwardPlan {
 
 template <typename scalar_t>
 void run_backward(at::TensorIteratorBase& iter, const BackwardPlan& plan, const char* gv_base) {
-  using IO = cpu::VecIO<scalar_t>;
-  using opmath_t = typename IO::opmath_t;
+  CROSSDEV_VEC_IO_TYPES(scalar_t);
   using OutIO = cpu::VecIO<opmath_t>;
-  using Vec = typename IO::Vec;
   const int outputs = plan.gs ? 2 : 1;
   const int operands = iter.ntensors();
   const opmath_t survivor(plan.survivor), scalar_scale(plan.scalar_scale);

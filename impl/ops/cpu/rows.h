@@ -101,6 +101,16 @@ std::vector<scalar_t> scratch_for(std::int64_t length, bool needed) {
   return std::vector<scalar_t>(needed ? static_cast<std::size_t>(length) : 0);
 }
 
+// A backward kernel's rows [begin, end) of one task: fn(r, x_row, g_row) with row r of x and of
+// grad_out (rows of x's length), each read in place or gathered into this task's scratch row.
+template <typename scalar_t, typename RowFn>
+void for_each_row_pair(const RowReader<scalar_t>& xr, const RowReader<scalar_t>& gr, std::int64_t begin,
+                       std::int64_t end, const RowFn& fn) {
+  std::vector<scalar_t> xs = scratch_for<scalar_t>(xr.length(), !xr.rows_contiguous());
+  std::vector<scalar_t> gs = scratch_for<scalar_t>(xr.length(), !gr.rows_contiguous());
+  for (std::int64_t r = begin; r < end; ++r) fn(r, xr.row(r, xs.data()), gr.row(r, gs.data()));
+}
+
 // Sum of map(v[i]) over a row, vectorized, accumulated in opmath. `map` is generic: it is
 // called with Vectorized<opmath> for the body and with opmath scalars for the tail.
 template <typename scalar_t, typename Map>

@@ -40,6 +40,14 @@ struct VecIO {
   }
 };
 
+// A kernel body's names for scalar_t's vector I/O: IO (VecIO<scalar_t>), opmath_t (what it computes
+// in) and Vec (Vectorized<opmath_t>). In an AT_DISPATCH lambda, or a function or class templated on
+// scalar_t.
+#define CROSSDEV_VEC_IO_TYPES(scalar_type)             \
+  using IO = ::crossdev::ops::cpu::VecIO<scalar_type>; \
+  using opmath_t = typename IO::opmath_t;              \
+  using Vec = typename IO::Vec
+
 // Horizontal sum of a vector of partial sums.
 template <typename opmath_t>
 opmath_t reduce_add(const at::vec::Vectorized<opmath_t>& v) {

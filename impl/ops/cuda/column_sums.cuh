@@ -10,8 +10,10 @@
 #include <ATen/Functions.h>
 
 #include <utility>
+#include <vector>
 
 #include "ops/cuda/launch.cuh"
+#include "ops/op_spec.h"
 
 namespace crossdev::ops::cuda {
 
@@ -82,5 +84,38 @@ inline at::Tensor rows_gradient(const at::Tensor& sums, std::int64_t param_rows,
   const at::Tensor reduced = param_rows == 1 && sums.size(0) != 1 ? sums.sum(0, /*keepdim=*/true) : sums;
   return reduced.to(dtype);
 }
+
+// The backward of an op on x [B, T, D] modulated per batch by shift and scale [B|1, D] (modulate,
+// layer_norm_modulate): its operands made contiguous, on x's device (the guard), and grad_x, which
+// the op's kernel writes; grad_shift[b] = sum_t g and grad_scale[b] = sum_t g y (y: x, or the
+// normalized x with the rows' mean and rstd) from column_sums.
+struct ModulatedBackward {
+  // Member order is the order of construction: the operands, then the guard, then grad_x.
+  ModulatedBackward(const OpCall& call, const at::Tensor& grad_out)
+      : x(call.tensor("x").contiguous()),
+        shift_rows(call.tensor("shift").size(0)),
+        scale(call.tensor("scale").contiguous()),
+        g(grad_out.contiguous()),
+        guard(x.device()),
+        grad_x(at::empty(x.sizes(), x.options())) {}
+
+  // grad_shift and grad_scale; mean and rstd: the rows' statistics (opmath [B * T]) or undefined.
+  template <typename scalar_t>
+  void parameter_gradients(const at::Tensor& mean, const at::Tensor& rstd) {
+    auto [sum_g, sum_gy] = column_sums<scalar_t>(g, x, mean, rstd, x.size(0), x.size(2), true);
+    grad_shift = rows_gradient(sum_g, shift_rows, x.scalar_type());
+    grad_scale = rows_gradient(sum_gy, scale.size(0), x.scalar_type());
+  }
+
+  // {grad_x, grad_shift, grad_scale}.
+  std::vector<at::Tensor> gradients() const { return {grad_x, grad_shift, grad_scale}; }
+
+  const at::Tensor x;
+  const std::int64_t shift_rows;
+  const at::Tensor scale;
+  const at::Tensor g;
+  const c10::cuda::CUDAGuard guard;
+  at::Tensor grad_x, grad_shift, grad_scale;
+};
 
 }  // namespace crossdev::ops::cuda

@@ -200,22 +200,15 @@ at::Tensor modulate::fused_cuda(const OpCall& call) {
 // grad_x = g * (1 + scale[b]); grad_shift[b] = sum_t g; grad_scale[b] = sum_t g * x (and over b
 // too for [1, D] rows).
 std::vector<at::Tensor> modulate::fused_backward_cuda(const OpCall& call, const at::Tensor& grad_out) {
-  const at::Tensor x = call.tensor("x").contiguous();
-  const at::Tensor shift = call.tensor("shift");
-  const at::Tensor scale = call.tensor("scale").contiguous();
-  const at::Tensor g = grad_out.contiguous();
-  const c10::cuda::CUDAGuard guard(x.device());
-  at::Tensor grad_x = at::empty(x.sizes(), x.options());
-  at::Tensor grad_shift, grad_scale;
+  cuda::ModulatedBackward grads(call, grad_out);
+  const at::Tensor& x = grads.x;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "modulate_backward_cuda", [&] {
-    const scalar_t* sc = scale.const_data_ptr<scalar_t>();
-    launch_modulate<false>(g.const_data_ptr<scalar_t>(), sc, sc, grad_x.mutable_data_ptr<scalar_t>(), x.size(0),
-                           x.size(1), x.size(2), true, scale.size(0) == 1);
-    auto [sum_g, sum_gx] = cuda::column_sums<scalar_t>(g, x, at::Tensor(), at::Tensor(), x.size(0), x.size(2), true);
-    grad_shift = cuda::rows_gradient(sum_g, shift.size(0), x.scalar_type());
-    grad_scale = cuda::rows_gradient(sum_gx, scale.size(0), x.scalar_type());
+    const scalar_t* sc = grads.scale.const_data_ptr<scalar_t>();
+    launch_modulate<false>(grads.g.const_data_ptr<scalar_t>(), sc, sc, grads.grad_x.mutable_data_ptr<scalar_t>(),
+                           x.size(0), x.size(1), x.size(2), true, grads.scale.size(0) == 1);
+    grads.parameter_gradients<scalar_t>(at::Tensor(), at::Tensor());
   });
-  return {grad_x, grad_shift, grad_scale};
+  return grads.gradients();
 }
 
 at::Tensor gelu_tanh::fused_cuda(const OpCall& call) {

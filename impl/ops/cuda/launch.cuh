@@ -4,7 +4,7 @@
 //   elementwise kernels  grid-stride loops; each thread moves a Pack of kVec<scalar_t> elements
 //                        (16 bytes: 4 float, 8 half/bfloat16, 2 double) when every pointer is
 //                        16-byte aligned and the packs do not straddle a row, else one element
-//   row kernels          one block per row (threads_for_row), warp-shuffle block reductions
+//   row kernels          one block per row (threads_for_row, launch_rows), warp-shuffle block reductions
 //   broadcast gradients  elementwise partial products reduced over the broadcast dims with
 //                        at::sum in opmath (reduce_to), or a column kernel (column_grads)
 // Dropout: the portable counter-based keep decision (portable_random.h), bit for bit.
@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 
 namespace crossdev::ops::cuda {
 
@@ -80,6 +81,33 @@ __device__ __forceinline__ void store_pack(T* p, const Pack<T, N>& pack) {
 }
 
 inline bool aligned16(const void* p) { return p == nullptr || reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+// Whether rows of d elements can be read in packs of kVec<scalar_t>: d is a multiple of the pack
+// and every pointer is 16-byte aligned (or null).
+template <typename scalar_t>
+bool packs_fit(std::int64_t d, std::initializer_list<const void*> pointers) {
+  if (d % kVec<scalar_t> != 0) return false;
+  for (const void* p : pointers) {
+    if (!aligned16(p)) return false;
+  }
+  return true;
+}
+
+// ---- row kernels -----------------------------------------------------------------------------
+
+// Launches a row kernel, one block per row, on the current stream: its instance over packs of
+// kVec<scalar_t> (`packed`) when packs_fit(d, pointers), else its instance over single elements.
+template <typename scalar_t, typename... Params, typename... Args>
+void launch_rows(void (*packed)(Params...), void (*single)(Params...), std::int64_t rows, std::int64_t d,
+                 std::initializer_list<const void*> pointers, Args... args) {
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  if (packs_fit<scalar_t>(d, pointers)) {
+    packed<<<static_cast<unsigned>(rows), threads_for_row(d / kVec<scalar_t>), 0, stream>>>(args...);
+  } else {
+    single<<<static_cast<unsigned>(rows), threads_for_row(d), 0, stream>>>(args...);
+  }
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
 
 // ---- reductions ------------------------------------------------------------------------------
 

@@ -21,15 +21,6 @@ namespace {
 
 using cuda::Pack;
 
-template <typename scalar_t>
-bool packs_fit(std::int64_t d, std::initializer_list<const void*> pointers) {
-  if (d % cuda::kVec<scalar_t> != 0) return false;
-  for (const void* p : pointers) {
-    if (!cuda::aligned16(p)) return false;
-  }
-  return true;
-}
-
 // ---- rms_norm --------------------------------------------------------------------------------
 
 template <int VEC, typename scalar_t>
@@ -130,28 +121,42 @@ __device__ __forceinline__ void row_moments(const scalar_t* row, std::int64_t d,
   rstd = cuda::device_inv_sqrt(sum_sq / static_cast<opmath_t>(d) + static_cast<opmath_t>(eps));
 }
 
+// The block's row r = (b, t) of x [B, T, D] (blockIdx.x), row b of scale, and the row's mean and
+// rstd (row_moments).
+template <int VEC, typename scalar_t>
+struct ModulatedRow {
+  using opmath_t = at::opmath_type<scalar_t>;
+
+  __device__ __forceinline__ ModulatedRow(const scalar_t* x, const scalar_t* scale, std::int64_t t_steps, std::int64_t d,
+                                          std::int64_t scale_batch_stride, double eps)
+      : r(blockIdx.x), b(r / t_steps), row(x + r * d), sc(scale + b * scale_batch_stride) {
+    row_moments<VEC>(row, d, eps, mean, rstd);
+  }
+
+  const std::int64_t r;
+  const std::int64_t b;
+  const scalar_t* const row;
+  const scalar_t* const sc;
+  opmath_t mean, rstd;
+};
+
 template <int VEC, typename scalar_t>
 __global__ void layer_norm_modulate_kernel(const scalar_t* __restrict__ x, const scalar_t* __restrict__ shift,
                                            const scalar_t* __restrict__ scale, scalar_t* __restrict__ out,
                                            std::int64_t t_steps, std::int64_t d, std::int64_t shift_batch_stride,
                                            std::int64_t scale_batch_stride, double eps) {
   using opmath_t = at::opmath_type<scalar_t>;
-  const std::int64_t r = blockIdx.x;
-  const std::int64_t b = r / t_steps;
-  const scalar_t* row = x + r * d;
-  const scalar_t* sh = shift + b * shift_batch_stride;
-  const scalar_t* sc = scale + b * scale_batch_stride;
-  scalar_t* dst = out + r * d;
-  opmath_t mean, rstd;
-  row_moments<VEC>(row, d, eps, mean, rstd);
+  const ModulatedRow<VEC, scalar_t> s(x, scale, t_steps, d, scale_batch_stride, eps);
+  const scalar_t* sh = shift + s.b * shift_batch_stride;
+  scalar_t* dst = out + s.r * d;
   for (std::int64_t j = threadIdx.x; j < d / VEC; j += blockDim.x) {
-    const auto v = cuda::load_pack<VEC>(row + j * VEC);
+    const auto v = cuda::load_pack<VEC>(s.row + j * VEC);
     const auto shv = cuda::load_pack<VEC>(sh + j * VEC);
-    const auto scv = cuda::load_pack<VEC>(sc + j * VEC);
+    const auto scv = cuda::load_pack<VEC>(s.sc + j * VEC);
     Pack<scalar_t, VEC> o;
 #pragma unroll
     for (int e = 0; e < VEC; ++e) {
-      const opmath_t normed = (static_cast<opmath_t>(v.v[e]) - mean) * rstd;
+      const opmath_t normed = (static_cast<opmath_t>(v.v[e]) - s.mean) * s.rstd;
       o.v[e] = static_cast<scalar_t>(normed * (opmath_t(1) + static_cast<opmath_t>(scv.v[e])) +
                                      static_cast<opmath_t>(shv.v[e]));
     }
@@ -167,24 +172,19 @@ __global__ void layer_norm_modulate_backward_kernel(const scalar_t* __restrict__
                                                     std::int64_t t_steps, std::int64_t d,
                                                     std::int64_t scale_batch_stride, double eps) {
   using opmath_t = at::opmath_type<scalar_t>;
-  const std::int64_t r = blockIdx.x;
-  const std::int64_t b = r / t_steps;
-  const scalar_t* row = x + r * d;
-  const scalar_t* g = grad + r * d;
-  const scalar_t* sc = scale + b * scale_batch_stride;
-  opmath_t mean, rstd;
-  row_moments<VEC>(row, d, eps, mean, rstd);
+  const ModulatedRow<VEC, scalar_t> s(x, scale, t_steps, d, scale_batch_stride, eps);
+  const scalar_t* g = grad + s.r * d;
   const std::int64_t packs = d / VEC;
   opmath_t sum_gn = 0, sum_gn_n = 0;
   for (std::int64_t j = threadIdx.x; j < packs; j += blockDim.x) {
-    const auto v = cuda::load_pack<VEC>(row + j * VEC);
+    const auto v = cuda::load_pack<VEC>(s.row + j * VEC);
     const auto gv = cuda::load_pack<VEC>(g + j * VEC);
-    const auto scv = cuda::load_pack<VEC>(sc + j * VEC);
+    const auto scv = cuda::load_pack<VEC>(s.sc + j * VEC);
 #pragma unroll
     for (int e = 0; e < VEC; ++e) {
       const opmath_t gn = static_cast<opmath_t>(gv.v[e]) * (opmath_t(1) + static_cast<opmath_t>(scv.v[e]));
       sum_gn += gn;
-      sum_gn_n += gn * (static_cast<opmath_t>(v.v[e]) - mean) * rstd;
+      sum_gn_n += gn * (static_cast<opmath_t>(v.v[e]) - s.mean) * s.rstd;
     }
   }
   sum_gn = cuda::block_reduce(sum_gn, cuda::SumOp{}, opmath_t(0));
@@ -192,21 +192,21 @@ __global__ void layer_norm_modulate_backward_kernel(const scalar_t* __restrict__
   const opmath_t inv_d = opmath_t(1) / static_cast<opmath_t>(d);
   const opmath_t mean_gn = sum_gn * inv_d, mean_gn_n = sum_gn_n * inv_d;
   if (threadIdx.x == 0) {
-    mean_out[r] = mean;
-    rstd_out[r] = rstd;
+    mean_out[s.r] = s.mean;
+    rstd_out[s.r] = s.rstd;
   }
   for (std::int64_t j = threadIdx.x; j < packs; j += blockDim.x) {
-    const auto v = cuda::load_pack<VEC>(row + j * VEC);
+    const auto v = cuda::load_pack<VEC>(s.row + j * VEC);
     const auto gv = cuda::load_pack<VEC>(g + j * VEC);
-    const auto scv = cuda::load_pack<VEC>(sc + j * VEC);
+    const auto scv = cuda::load_pack<VEC>(s.sc + j * VEC);
     Pack<scalar_t, VEC> o;
 #pragma unroll
     for (int e = 0; e < VEC; ++e) {
       const opmath_t gn = static_cast<opmath_t>(gv.v[e]) * (opmath_t(1) + static_cast<opmath_t>(scv.v[e]));
-      const opmath_t n = (static_cast<opmath_t>(v.v[e]) - mean) * rstd;
-      o.v[e] = static_cast<scalar_t>(rstd * (gn - mean_gn - n * mean_gn_n));
+      const opmath_t n = (static_cast<opmath_t>(v.v[e]) - s.mean) * s.rstd;
+      o.v[e] = static_cast<scalar_t>(s.rstd * (gn - mean_gn - n * mean_gn_n));
     }
-    cuda::store_pack<VEC>(grad_x + r * d + j * VEC, o);
+    cuda::store_pack<VEC>(grad_x + s.r * d + j * VEC, o);
   }
 }
 
@@ -230,14 +230,8 @@ at::Tensor rms_norm::fused_cuda(const OpCall& call) {
     const scalar_t* xp = x.const_data_ptr<scalar_t>();
     const scalar_t* wp = weight.const_data_ptr<scalar_t>();
     scalar_t* op = out.mutable_data_ptr<scalar_t>();
-    const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-    constexpr int V = cuda::kVec<scalar_t>;
-    if (packs_fit<scalar_t>(d, {xp, wp, op})) {
-      rms_norm_kernel<V><<<static_cast<unsigned>(rows), cuda::threads_for_row(d / V), 0, stream>>>(xp, wp, op, d, eps);
-    } else {
-      rms_norm_kernel<1><<<static_cast<unsigned>(rows), cuda::threads_for_row(d), 0, stream>>>(xp, wp, op, d, eps);
-    }
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    cuda::launch_rows<scalar_t>(rms_norm_kernel<cuda::kVec<scalar_t>, scalar_t>, rms_norm_kernel<1, scalar_t>, rows, d,
+                                {xp, wp, op}, xp, wp, op, d, eps);
   });
   return out;
 }
@@ -261,16 +255,9 @@ std::vector<at::Tensor> rms_norm::fused_backward_cuda(const OpCall& call, const 
       const scalar_t* wp = weight.const_data_ptr<scalar_t>();
       scalar_t* gxp = grad_x.mutable_data_ptr<scalar_t>();
       opmath_t* rp = inv_rms.mutable_data_ptr<opmath_t>();
-      const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-      constexpr int V = cuda::kVec<scalar_t>;
-      if (packs_fit<scalar_t>(d, {gp, xp, wp, gxp})) {
-        rms_norm_backward_kernel<V><<<static_cast<unsigned>(rows), cuda::threads_for_row(d / V), 0, stream>>>(
-            gp, xp, wp, gxp, rp, d, eps);
-      } else {
-        rms_norm_backward_kernel<1><<<static_cast<unsigned>(rows), cuda::threads_for_row(d), 0, stream>>>(
-            gp, xp, wp, gxp, rp, d, eps);
-      }
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      cuda::launch_rows<scalar_t>(rms_norm_backward_kernel<cuda::kVec<scalar_t>, scalar_t>,
+                                  rms_norm_backward_kernel<1, scalar_t>, rows, d, {gp, xp, wp, gxp}, gp, xp, wp, gxp,
+                                  rp, d, eps);
     }
     // grad_weight[k] = sum_rows g x r: one group of all rows.
     auto sums = cuda::column_sums<scalar_t>(g, x, at::Tensor(), inv_rms, 1, d, false);
@@ -296,59 +283,39 @@ at::Tensor layer_norm_modulate::fused_cuda(const OpCall& call) {
     const scalar_t* shp = shift.const_data_ptr<scalar_t>();
     const scalar_t* scp = scale.const_data_ptr<scalar_t>();
     scalar_t* op = out.mutable_data_ptr<scalar_t>();
-    const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-    constexpr int V = cuda::kVec<scalar_t>;
-    if (packs_fit<scalar_t>(d, {xp, shp, scp, op})) {
-      layer_norm_modulate_kernel<V><<<static_cast<unsigned>(rows), cuda::threads_for_row(d / V), 0, stream>>>(
-          xp, shp, scp, op, t_steps, d, ss, cs, eps);
-    } else {
-      layer_norm_modulate_kernel<1><<<static_cast<unsigned>(rows), cuda::threads_for_row(d), 0, stream>>>(
-          xp, shp, scp, op, t_steps, d, ss, cs, eps);
-    }
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    cuda::launch_rows<scalar_t>(layer_norm_modulate_kernel<cuda::kVec<scalar_t>, scalar_t>,
+                                layer_norm_modulate_kernel<1, scalar_t>, rows, d, {xp, shp, scp, op}, xp, shp, scp, op,
+                                t_steps, d, ss, cs, eps);
   });
   return out;
 }
 
 std::vector<at::Tensor> layer_norm_modulate::fused_backward_cuda(const OpCall& call, const at::Tensor& grad_out) {
-  const at::Tensor x = call.tensor("x").contiguous();
-  const at::Tensor shift = call.tensor("shift");
-  const at::Tensor scale = call.tensor("scale").contiguous();
-  const at::Tensor g = grad_out.contiguous();
-  const c10::cuda::CUDAGuard guard(x.device());
-  at::Tensor grad_x = at::empty(x.sizes(), x.options());
-  at::Tensor grad_shift, grad_scale;
+  cuda::ModulatedBackward grads(call, grad_out);
+  const at::Tensor& x = grads.x;
   const std::int64_t t_steps = x.size(1);
   const std::int64_t d = x.size(2);
   const std::int64_t rows = checked_rows(d == 0 ? 0 : x.size(0) * t_steps, "layer_norm_modulate backward_cuda");
   const double eps = call.scalar("eps", 1e-6);
-  const std::int64_t cs = scale.size(0) == 1 ? 0 : d;
+  const std::int64_t cs = grads.scale.size(0) == 1 ? 0 : d;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "layer_norm_modulate_backward_cuda", [&] {
     using opmath_t = at::opmath_type<scalar_t>;
     const auto stat_options = x.options().dtype(c10::CppTypeToScalarType<opmath_t>::value);
     at::Tensor mean = at::empty({rows}, stat_options);
     at::Tensor rstd = at::empty({rows}, stat_options);
     if (rows > 0) {
-      const scalar_t* gp = g.const_data_ptr<scalar_t>();
+      const scalar_t* gp = grads.g.const_data_ptr<scalar_t>();
       const scalar_t* xp = x.const_data_ptr<scalar_t>();
-      const scalar_t* scp = scale.const_data_ptr<scalar_t>();
-      scalar_t* gxp = grad_x.mutable_data_ptr<scalar_t>();
-      const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-      constexpr int V = cuda::kVec<scalar_t>;
-      if (packs_fit<scalar_t>(d, {gp, xp, scp, gxp})) {
-        layer_norm_modulate_backward_kernel<V><<<static_cast<unsigned>(rows), cuda::threads_for_row(d / V), 0, stream>>>(
-            gp, xp, scp, gxp, mean.mutable_data_ptr<opmath_t>(), rstd.mutable_data_ptr<opmath_t>(), t_steps, d, cs, eps);
-      } else {
-        layer_norm_modulate_backward_kernel<1><<<static_cast<unsigned>(rows), cuda::threads_for_row(d), 0, stream>>>(
-            gp, xp, scp, gxp, mean.mutable_data_ptr<opmath_t>(), rstd.mutable_data_ptr<opmath_t>(), t_steps, d, cs, eps);
-      }
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      const scalar_t* scp = grads.scale.const_data_ptr<scalar_t>();
+      scalar_t* gxp = grads.grad_x.mutable_data_ptr<scalar_t>();
+      cuda::launch_rows<scalar_t>(layer_norm_modulate_backward_kernel<cuda::kVec<scalar_t>, scalar_t>,
+                                  layer_norm_modulate_backward_kernel<1, scalar_t>, rows, d, {gp, xp, scp, gxp}, gp, xp,
+                                  scp, gxp, mean.mutable_data_ptr<opmath_t>(), rstd.mutable_data_ptr<opmath_t>(),
+                                  t_steps, d, cs, eps);
     }
-    auto [sum_g, sum_gn] = cuda::column_sums<scalar_t>(g, x, mean, rstd, x.size(0), d, true);
-    grad_shift = cuda::rows_gradient(sum_g, shift.size(0), x.scalar_type());
-    grad_scale = cuda::rows_gradient(sum_gn, scale.size(0), x.scalar_type());
+    grads.parameter_gradients<scalar_t>(mean, rstd);
   });
-  return {grad_x, grad_shift, grad_scale};
+  return grads.gradients();
 }
 
 }  // namespace crossdev::ops

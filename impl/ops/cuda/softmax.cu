@@ -76,26 +76,54 @@ __device__ __forceinline__ void row_stats(const scalar_t* row, const bool* mrow,
   sum = cuda::block_reduce(s, cuda::SumOp{}, opmath_t(0));
 }
 
+// The block's row (blockIdx.x): its scores, its mask row (null: no mask), the logits' scale, and
+// the row's statistics (row_stats): max, and inv = 1 / sum exp(l - max), 0 when every key is masked.
+template <int VEC, typename scalar_t>
+struct SoftmaxRow {
+  using opmath_t = at::opmath_type<scalar_t>;
+
+  __device__ __forceinline__ SoftmaxRow(const scalar_t* scores, const bool* mask, const MaskRows& mask_rows,
+                                        std::int64_t tk, double scale_d)
+      : r(blockIdx.x),
+        row(scores + r * tk),
+        mrow(mask != nullptr ? mask + mask_rows.offset(r) : nullptr),
+        scale(static_cast<opmath_t>(scale_d)),
+        packs(tk / VEC) {
+    opmath_t sum;
+    row_stats<VEC>(row, mrow, packs, scale, max, sum);
+    all_masked = max == cuda::neg_infinity<opmath_t>();
+    inv = all_masked ? opmath_t(0) : opmath_t(1) / sum;
+  }
+
+  // The logits of pack j.
+  __device__ __forceinline__ void logits(std::int64_t j, opmath_t (&l)[VEC]) const {
+    logits_at<VEC>(row, mrow, j, scale, l);
+  }
+
+  const std::int64_t r;
+  const scalar_t* const row;
+  const bool* const mrow;
+  const opmath_t scale;
+  const std::int64_t packs;
+  opmath_t max;
+  bool all_masked;
+  opmath_t inv;
+};
+
 template <int VEC, typename scalar_t>
 __global__ void softmax_kernel(const scalar_t* __restrict__ scores, const bool* __restrict__ mask, MaskRows mask_rows,
                                scalar_t* __restrict__ out, std::int64_t tk, double scale_d) {
   using opmath_t = at::opmath_type<scalar_t>;
-  const std::int64_t r = blockIdx.x;
-  const scalar_t* row = scores + r * tk;
-  const bool* mrow = mask != nullptr ? mask + mask_rows.offset(r) : nullptr;
-  scalar_t* dst = out + r * tk;
-  const opmath_t scale = static_cast<opmath_t>(scale_d);
-  const std::int64_t packs = tk / VEC;
-  opmath_t max, sum;
-  row_stats<VEC>(row, mrow, packs, scale, max, sum);
-  const bool all_masked = max == cuda::neg_infinity<opmath_t>();
-  const opmath_t inv = all_masked ? opmath_t(0) : opmath_t(1) / sum;
-  for (std::int64_t j = threadIdx.x; j < packs; j += blockDim.x) {
+  const SoftmaxRow<VEC, scalar_t> s(scores, mask, mask_rows, tk, scale_d);
+  scalar_t* dst = out + s.r * tk;
+  for (std::int64_t j = threadIdx.x; j < s.packs; j += blockDim.x) {
     opmath_t l[VEC];
-    logits_at<VEC>(row, mrow, j, scale, l);
+    s.logits(j, l);
     Pack<scalar_t, VEC> o;
 #pragma unroll
-    for (int e = 0; e < VEC; ++e) o.v[e] = static_cast<scalar_t>(all_masked ? opmath_t(0) : cuda::device_exp(l[e] - max) * inv);
+    for (int e = 0; e < VEC; ++e) {
+      o.v[e] = static_cast<scalar_t>(s.all_masked ? opmath_t(0) : cuda::device_exp(l[e] - s.max) * s.inv);
+    }
     cuda::store_pack<VEC>(dst + j * VEC, o);
   }
 }
@@ -105,37 +133,29 @@ __global__ void softmax_backward_kernel(const scalar_t* __restrict__ grad, const
                                         const bool* __restrict__ mask, MaskRows mask_rows,
                                         scalar_t* __restrict__ grad_scores, std::int64_t tk, double scale_d) {
   using opmath_t = at::opmath_type<scalar_t>;
-  const std::int64_t r = blockIdx.x;
-  const scalar_t* row = scores + r * tk;
-  const scalar_t* g = grad + r * tk;
-  const bool* mrow = mask != nullptr ? mask + mask_rows.offset(r) : nullptr;
-  scalar_t* dst = grad_scores + r * tk;
-  const opmath_t scale = static_cast<opmath_t>(scale_d);
-  const std::int64_t packs = tk / VEC;
-  opmath_t max, sum;
-  row_stats<VEC>(row, mrow, packs, scale, max, sum);
-  const bool all_masked = max == cuda::neg_infinity<opmath_t>();
-  const opmath_t inv = all_masked ? opmath_t(0) : opmath_t(1) / sum;
+  const SoftmaxRow<VEC, scalar_t> s(scores, mask, mask_rows, tk, scale_d);
+  const scalar_t* g = grad + s.r * tk;
+  scalar_t* dst = grad_scores + s.r * tk;
   opmath_t dot = 0;
-  if (!all_masked) {
-    for (std::int64_t j = threadIdx.x; j < packs; j += blockDim.x) {
+  if (!s.all_masked) {
+    for (std::int64_t j = threadIdx.x; j < s.packs; j += blockDim.x) {
       opmath_t l[VEC];
-      logits_at<VEC>(row, mrow, j, scale, l);
+      s.logits(j, l);
       const auto gv = cuda::load_pack<VEC>(g + j * VEC);
 #pragma unroll
-      for (int e = 0; e < VEC; ++e) dot += static_cast<opmath_t>(gv.v[e]) * (cuda::device_exp(l[e] - max) * inv);
+      for (int e = 0; e < VEC; ++e) dot += static_cast<opmath_t>(gv.v[e]) * (cuda::device_exp(l[e] - s.max) * s.inv);
     }
   }
   dot = cuda::block_reduce(dot, cuda::SumOp{}, opmath_t(0));
-  for (std::int64_t j = threadIdx.x; j < packs; j += blockDim.x) {
+  for (std::int64_t j = threadIdx.x; j < s.packs; j += blockDim.x) {
     opmath_t l[VEC];
-    logits_at<VEC>(row, mrow, j, scale, l);
+    s.logits(j, l);
     const auto gv = cuda::load_pack<VEC>(g + j * VEC);
     Pack<scalar_t, VEC> o;
 #pragma unroll
     for (int e = 0; e < VEC; ++e) {
-      const opmath_t y = all_masked ? opmath_t(0) : cuda::device_exp(l[e] - max) * inv;
-      o.v[e] = static_cast<scalar_t>(scale * y * (static_cast<opmath_t>(gv.v[e]) - dot));
+      const opmath_t y = s.all_masked ? opmath_t(0) : cuda::device_exp(l[e] - s.max) * s.inv;
+      o.v[e] = static_cast<scalar_t>(s.scale * y * (static_cast<opmath_t>(gv.v[e]) - dot));
     }
     cuda::store_pack<VEC>(dst + j * VEC, o);
   }
@@ -180,24 +200,14 @@ at::Tensor launch(const OpCall& call, const at::Tensor& grad_out) {
     const bool* mp = mask.defined() ? mask.const_data_ptr<bool>() : nullptr;
     const scalar_t* gp = kBackward ? g.const_data_ptr<scalar_t>() : nullptr;
     scalar_t* op = out.mutable_data_ptr<scalar_t>();
-    const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-    constexpr int V = cuda::kVec<scalar_t>;
-    const bool vectorized = tk % V == 0 && cuda::aligned16(sp) && cuda::aligned16(gp) && cuda::aligned16(op);
-    const unsigned grid = static_cast<unsigned>(rows);
-    if (vectorized) {
-      if (kBackward) {
-        softmax_backward_kernel<V><<<grid, cuda::threads_for_row(tk / V), 0, stream>>>(gp, sp, mp, mask_rows, op, tk, scale);
-      } else {
-        softmax_kernel<V><<<grid, cuda::threads_for_row(tk / V), 0, stream>>>(sp, mp, mask_rows, op, tk, scale);
-      }
+    if (kBackward) {
+      cuda::launch_rows<scalar_t>(softmax_backward_kernel<cuda::kVec<scalar_t>, scalar_t>,
+                                  softmax_backward_kernel<1, scalar_t>, rows, tk, {sp, gp, op}, gp, sp, mp, mask_rows,
+                                  op, tk, scale);
     } else {
-      if (kBackward) {
-        softmax_backward_kernel<1><<<grid, cuda::threads_for_row(tk), 0, stream>>>(gp, sp, mp, mask_rows, op, tk, scale);
-      } else {
-        softmax_kernel<1><<<grid, cuda::threads_for_row(tk), 0, stream>>>(sp, mp, mask_rows, op, tk, scale);
-      }
+      cuda::launch_rows<scalar_t>(softmax_kernel<cuda::kVec<scalar_t>, scalar_t>, softmax_kernel<1, scalar_t>, rows,
+                                  tk, {sp, gp, op}, sp, mp, mask_rows, op, tk, scale);
     }
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
   });
   return out;
 }

@@ -4,8 +4,8 @@
 //             they are [1, D]); the statistics of four rows are computed before their outputs;
 //   backward  with n = (x - mean) rstd and gn = g (1 + scale[b]):
 //             grad_x = rstd (gn - mean(gn) - n mean(gn n)); grad_shift[b] = sum_t g,
-//             grad_scale[b] = sum_t g n (per-thread column sums, cpu::rows_with_partials, blocked
-//             in opmath: cpu::BlockedColumnSums).
+//             grad_scale[b] = sum_t g n (per-thread column sums blocked in opmath:
+//             cpu::ModulatedBackward, modulated_rows.h).
 // Compiled once per instruction set (CPU_CAPABILITY, ops/cpu/dispatch.h).
 #include <ATen/Dispatch.h>
 #include <ATen/Functions.h>
@@ -16,9 +16,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "ops/cpu/column_sums.h"
 #include "ops/cpu/dispatch.h"
 #include "ops/output.h"
+#include "ops/cpu/modulated_rows.h"
 #include "ops/cpu/rows.h"
 #include "ops/layer_norm_modulate/kernels.h"
 
@@ -29,9 +29,7 @@ namespace {
 // chain of d / kWidth dependent adds (cpu::row_sum), the latency bound of the statistics passes.
 template <typename scalar_t, typename Map>
 typename cpu::VecIO<scalar_t>::opmath_t row_sum_unrolled(const scalar_t* v, std::int64_t n, const Map& map) {
-  using IO = cpu::VecIO<scalar_t>;
-  using opmath_t = typename IO::opmath_t;
-  using Vec = typename IO::Vec;
+  CROSSDEV_VEC_IO_TYPES(scalar_t);
   constexpr std::int64_t w = IO::kWidth;
   Vec acc0(opmath_t(0)), acc1(opmath_t(0)), acc2(opmath_t(0)), acc3(opmath_t(0));
   std::int64_t i = 0;
@@ -75,9 +73,7 @@ at::Tensor forward(const OpCall& call) {
   const double eps = call.scalar("eps", 1e-6);
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "layer_norm_modulate_fused_cpu", [&] {
-    using IO = cpu::VecIO<scalar_t>;
-    using opmath_t = typename IO::opmath_t;
-    using Vec = typename IO::Vec;
+    CROSSDEV_VEC_IO_TYPES(scalar_t);
     const cpu::RowReader<scalar_t> xr(x);
     const scalar_t* shift_p = shift.const_data_ptr<scalar_t>();
     const scalar_t* scale_p = scale.const_data_ptr<scalar_t>();
@@ -123,84 +119,56 @@ at::Tensor forward(const OpCall& call) {
 
 std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out) {
   const at::Tensor x = call.tensor("x");
-  const std::int64_t shift_rows = call.tensor("shift").size(0);
   const at::Tensor scale = call.tensor("scale").contiguous();
-  const std::int64_t scale_rows = scale.size(0);
-  at::Tensor grad_x = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
-  const std::int64_t t_steps = x.size(1);
-  const std::int64_t d = x.size(2);
-  const std::int64_t rows = x.size(0) * t_steps;
+  cpu::ModulatedBackward grads(x, call.tensor("shift").size(0), scale.size(0));
+  const std::int64_t d = grads.d();
   const double eps = call.scalar("eps", 1e-6);
-  const at::TensorOptions grad_options = x.options().memory_format(at::MemoryFormat::Contiguous);
-  at::Tensor grad_shift = at::empty({shift_rows, d}, grad_options);
-  at::Tensor grad_scale = at::empty({scale_rows, d}, grad_options);
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "layer_norm_modulate_backward_cpu", [&] {
-    using IO = cpu::VecIO<scalar_t>;
-    using opmath_t = typename IO::opmath_t;
-    using Vec = typename IO::Vec;
-    using acc_t = cpu::column_acc_t<opmath_t>;
-    const cpu::RowReader<scalar_t> xr(x), gr(grad_out);
-    const scalar_t* scale_p = scale.const_data_ptr<scalar_t>();
-    scalar_t* gxp = grad_x.mutable_data_ptr<scalar_t>();
+    CROSSDEV_VEC_IO_TYPES(scalar_t);
     const opmath_t inv_d = opmath_t(1) / static_cast<opmath_t>(std::max<std::int64_t>(d, 1));
-    const std::vector<acc_t> total = cpu::rows_with_partials<acc_t>(
-        rows, (shift_rows + scale_rows) * d, [&](std::int64_t begin, std::int64_t end, acc_t* partial) {
-          std::vector<scalar_t> xs = cpu::scratch_for<scalar_t>(d, !xr.rows_contiguous());
-          std::vector<scalar_t> gs = cpu::scratch_for<scalar_t>(d, !gr.rows_contiguous());
-          cpu::BlockedColumnSums<opmath_t, acc_t, 2> blocks(d);  // [sum g | sum g n] of the current rows
-          const Vec one(opmath_t(1));
-          for (std::int64_t r = begin; r < end; ++r) {
-            const std::int64_t b = r / t_steps;
-            const scalar_t* row = xr.row(r, xs.data());
-            const scalar_t* g = gr.row(r, gs.data());
-            const scalar_t* sc = scale_p + (scale_rows == 1 ? 0 : b) * d;
-            opmath_t* sum_g = blocks.row({partial + (shift_rows == 1 ? 0 : b) * d,
-                                        partial + (shift_rows + (scale_rows == 1 ? 0 : b)) * d});
-            opmath_t* sum_gn = sum_g + d;
-            scalar_t* dst = gxp + r * d;
-            const auto [mean, rstd] = row_stats(row, d, eps);
-            // mean(gn) and mean(gn n); the parameter sums on the same pass.
-            Vec acc_gn(opmath_t(0)), acc_gnn(opmath_t(0));
-            std::int64_t i = 0;
-            for (; i + IO::kWidth <= d; i += IO::kWidth) {
-              const Vec gv = IO::load(g + i);
-              const Vec n = (IO::load(row + i) - Vec(mean)) * Vec(rstd);
-              const Vec gn = gv * (one + IO::load(sc + i));
-              acc_gn = acc_gn + gn;
-              acc_gnn = at::vec::fmadd(gn, n, acc_gnn);
-              cpu::add_to(sum_g, gv, i);
-              cpu::add_to(sum_gn, gv * n, i);
-            }
-            opmath_t s_gn = cpu::reduce_add<opmath_t>(acc_gn), s_gnn = cpu::reduce_add<opmath_t>(acc_gnn);
-            for (; i < d; ++i) {
-              const opmath_t gv = static_cast<opmath_t>(g[i]);
-              const opmath_t n = (static_cast<opmath_t>(row[i]) - mean) * rstd;
-              const opmath_t gn = gv * (opmath_t(1) + static_cast<opmath_t>(sc[i]));
-              s_gn += gn;
-              s_gnn += gn * n;
-              sum_g[i] += gv;
-              sum_gn[i] += gv * n;
-            }
-            const opmath_t m_gn = s_gn * inv_d, m_gnn = s_gnn * inv_d;
-            i = 0;
-            for (; i + IO::kWidth <= d; i += IO::kWidth) {
-              const Vec n = (IO::load(row + i) - Vec(mean)) * Vec(rstd);
-              const Vec gn = IO::load(g + i) * (one + IO::load(sc + i));
-              IO::store(dst + i, Vec(rstd) * (gn - Vec(m_gn) - n * Vec(m_gnn)));
-            }
-            for (; i < d; ++i) {
-              const opmath_t n = (static_cast<opmath_t>(row[i]) - mean) * rstd;
-              const opmath_t gn = static_cast<opmath_t>(g[i]) * (opmath_t(1) + static_cast<opmath_t>(sc[i]));
-              dst[i] = static_cast<scalar_t>(rstd * (gn - m_gn - n * m_gnn));
-            }
-          }
-          blocks.flush();
-        });
-    cpu::store_column_sums(total.data(), grad_shift.mutable_data_ptr<scalar_t>(), shift_rows * d);
-    cpu::store_column_sums(total.data() + shift_rows * d, grad_scale.mutable_data_ptr<scalar_t>(), scale_rows * d);
+    const Vec one(opmath_t(1));
+    // sum_g into grad_shift's sums, sum_gn into grad_scale's.
+    grads.run<scalar_t>(x, grad_out, scale, [&](const scalar_t* row, const scalar_t* g, const scalar_t* sc,
+                                                 opmath_t* sum_g, opmath_t* sum_gn, scalar_t* dst) {
+      const auto [mean, rstd] = row_stats(row, d, eps);
+      // mean(gn) and mean(gn n); the parameter sums on the same pass.
+      Vec acc_gn(opmath_t(0)), acc_gnn(opmath_t(0));
+      std::int64_t i = 0;
+      for (; i + IO::kWidth <= d; i += IO::kWidth) {
+        const Vec gv = IO::load(g + i);
+        const Vec n = (IO::load(row + i) - Vec(mean)) * Vec(rstd);
+        const Vec gn = gv * (one + IO::load(sc + i));
+        acc_gn = acc_gn + gn;
+        acc_gnn = at::vec::fmadd(gn, n, acc_gnn);
+        cpu::add_to(sum_g, gv, i);
+        cpu::add_to(sum_gn, gv * n, i);
+      }
+      opmath_t s_gn = cpu::reduce_add<opmath_t>(acc_gn), s_gnn = cpu::reduce_add<opmath_t>(acc_gnn);
+      for (; i < d; ++i) {
+        const opmath_t gv = static_cast<opmath_t>(g[i]);
+        const opmath_t n = (static_cast<opmath_t>(row[i]) - mean) * rstd;
+        const opmath_t gn = gv * (opmath_t(1) + static_cast<opmath_t>(sc[i]));
+        s_gn += gn;
+        s_gnn += gn * n;
+        sum_g[i] += gv;
+        sum_gn[i] += gv * n;
+      }
+      const opmath_t m_gn = s_gn * inv_d, m_gnn = s_gnn * inv_d;
+      i = 0;
+      for (; i + IO::kWidth <= d; i += IO::kWidth) {
+        const Vec n = (IO::load(row + i) - Vec(mean)) * Vec(rstd);
+        const Vec gn = IO::load(g + i) * (one + IO::load(sc + i));
+        IO::store(dst + i, Vec(rstd) * (gn - Vec(m_gn) - n * Vec(m_gnn)));
+      }
+      for (; i < d; ++i) {
+        const opmath_t n = (static_cast<opmath_t>(row[i]) - mean) * rstd;
+        const opmath_t gn = static_cast<opmath_t>(g[i]) * (opmath_t(1) + static_cast<opmath_t>(sc[i]));
+        dst[i] = static_cast<scalar_t>(rstd * (gn - m_gn - n * m_gnn));
+      }
+    });
   });
-  return {grad_x, grad_shift, grad_scale};
+  return grads.gradients();
 }
 
 }  // namespace

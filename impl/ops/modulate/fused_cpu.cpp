@@ -3,15 +3,15 @@
 // [B|1, 1, D] along T, so the innermost loop is D contiguous elements of x, shift and scale.
 // Backward, per row (b, t) of D: grad_x = g (1 + scale[b]) in one pass that also adds g and g x
 // into per-thread column sums for grad_shift[b] and grad_scale[b] (row 0 when they are [1, D]),
-// blocked in opmath (cpu::BlockedColumnSums, column_sums.h).
+// blocked in opmath (cpu::ModulatedBackward, modulated_rows.h).
 // Compiled once per instruction set (CPU_CAPABILITY, ops/cpu/dispatch.h).
 #include <ATen/Dispatch.h>
 #include <ATen/Functions.h>
 
-#include "ops/cpu/column_sums.h"
 #include "ops/cpu/dispatch.h"
 #include "ops/output.h"
 #include "ops/cpu/elementwise.h"
+#include "ops/cpu/modulated_rows.h"
 #include "ops/cpu/rows.h"
 #include "ops/modulate/kernels.h"
 
@@ -28,9 +28,7 @@ at::Tensor forward_contiguous(const OpCall& call, const at::Tensor& x, const at:
   const std::int64_t rows = x.size(0) * t_steps;
   const bool one_shift = shift.size(0) == 1, one_scale = scale.size(0) == 1;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "modulate_fused_cpu", [&] {
-    using IO = cpu::VecIO<scalar_t>;
-    using opmath_t = typename IO::opmath_t;
-    using Vec = typename IO::Vec;
+    CROSSDEV_VEC_IO_TYPES(scalar_t);
     const scalar_t* xp = x.const_data_ptr<scalar_t>();
     const scalar_t* shift_p = shift.const_data_ptr<scalar_t>();
     const scalar_t* scale_p = scale.const_data_ptr<scalar_t>();
@@ -85,60 +83,31 @@ at::Tensor forward(const OpCall& call) {
 
 std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out) {
   const at::Tensor x = call.tensor("x");
-  const at::Tensor shift_in = call.tensor("shift");
   const at::Tensor scale = call.tensor("scale").contiguous();  // [B|1, D]: small
-  at::Tensor grad_x = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
-  const std::int64_t t_steps = x.size(1);
-  const std::int64_t d = x.size(2);
-  const std::int64_t rows = x.size(0) * t_steps;
-  const std::int64_t shift_rows = shift_in.size(0);
-  const std::int64_t scale_rows = scale.size(0);
-  const at::TensorOptions grad_options = x.options().memory_format(at::MemoryFormat::Contiguous);
-  at::Tensor grad_shift = at::empty({shift_rows, d}, grad_options);
-  at::Tensor grad_scale = at::empty({scale_rows, d}, grad_options);
+  cpu::ModulatedBackward grads(x, call.tensor("shift").size(0), scale.size(0));
+  const std::int64_t d = grads.d();
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "modulate_backward_cpu", [&] {
-    using IO = cpu::VecIO<scalar_t>;
-    using opmath_t = typename IO::opmath_t;
-    using Vec = typename IO::Vec;
-    using acc_t = cpu::column_acc_t<opmath_t>;
-    const cpu::RowReader<scalar_t> xr(x), gr(grad_out);
-    const scalar_t* scale_p = scale.const_data_ptr<scalar_t>();
-    scalar_t* gxp = grad_x.mutable_data_ptr<scalar_t>();
-    const std::vector<acc_t> total = cpu::rows_with_partials<acc_t>(
-        rows, (shift_rows + scale_rows) * d, [&](std::int64_t begin, std::int64_t end, acc_t* partial) {
-          std::vector<scalar_t> xs = cpu::scratch_for<scalar_t>(d, !xr.rows_contiguous());
-          std::vector<scalar_t> gs = cpu::scratch_for<scalar_t>(d, !gr.rows_contiguous());
-          cpu::BlockedColumnSums<opmath_t, acc_t, 2> blocks(d);  // [sum g | sum g x] of the current rows
-          for (std::int64_t r = begin; r < end; ++r) {
-            const std::int64_t b = r / t_steps;
-            const scalar_t* xrow = xr.row(r, xs.data());
-            const scalar_t* g = gr.row(r, gs.data());
-            const scalar_t* sc = scale_p + (scale_rows == 1 ? 0 : b) * d;
-            opmath_t* sum_g = blocks.row({partial + (shift_rows == 1 ? 0 : b) * d,
-                                        partial + (shift_rows + (scale_rows == 1 ? 0 : b)) * d});
-            opmath_t* sum_gx = sum_g + d;
-            scalar_t* dst = gxp + r * d;
-            std::int64_t i = 0;
-            for (; i + IO::kWidth <= d; i += IO::kWidth) {
-              const Vec gv = IO::load(g + i);
-              IO::store(dst + i, gv * (Vec(opmath_t(1)) + IO::load(sc + i)));
-              cpu::add_to(sum_g, gv, i);
-              cpu::add_to(sum_gx, gv * IO::load(xrow + i), i);
-            }
-            for (; i < d; ++i) {
-              const opmath_t gv = static_cast<opmath_t>(g[i]);
-              dst[i] = static_cast<scalar_t>(gv * (opmath_t(1) + static_cast<opmath_t>(sc[i])));
-              sum_g[i] += gv;
-              sum_gx[i] += gv * static_cast<opmath_t>(xrow[i]);
-            }
-          }
-          blocks.flush();
-        });
-    cpu::store_column_sums(total.data(), grad_shift.mutable_data_ptr<scalar_t>(), shift_rows * d);
-    cpu::store_column_sums(total.data() + shift_rows * d, grad_scale.mutable_data_ptr<scalar_t>(), scale_rows * d);
+    CROSSDEV_VEC_IO_TYPES(scalar_t);
+    // sum_g into grad_shift's sums, sum_gx into grad_scale's.
+    grads.run<scalar_t>(x, grad_out, scale, [&](const scalar_t* xrow, const scalar_t* g, const scalar_t* sc,
+                                                 opmath_t* sum_g, opmath_t* sum_gx, scalar_t* dst) {
+      std::int64_t i = 0;
+      for (; i + IO::kWidth <= d; i += IO::kWidth) {
+        const Vec gv = IO::load(g + i);
+        IO::store(dst + i, gv * (Vec(opmath_t(1)) + IO::load(sc + i)));
+        cpu::add_to(sum_g, gv, i);
+        cpu::add_to(sum_gx, gv * IO::load(xrow + i), i);
+      }
+      for (; i < d; ++i) {
+        const opmath_t gv = static_cast<opmath_t>(g[i]);
+        dst[i] = static_cast<scalar_t>(gv * (opmath_t(1) + static_cast<opmath_t>(sc[i])));
+        sum_g[i] += gv;
+        sum_gx[i] += gv * static_cast<opmath_t>(xrow[i]);
+      }
+    });
   });
-  return {grad_x, grad_shift, grad_scale};
+  return grads.gradients();
 }
 
 }  // namespace

@@ -28,9 +28,7 @@ at::Tensor forward(const OpCall& call) {
   const double eps = call.scalar("eps", 1e-6);
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "rms_norm_fused_cpu", [&] {
-    using IO = cpu::VecIO<scalar_t>;
-    using opmath_t = typename IO::opmath_t;
-    using Vec = typename IO::Vec;
+    CROSSDEV_VEC_IO_TYPES(scalar_t);
     const cpu::RowReader<scalar_t> xr(x);
     const scalar_t* wp = weight.const_data_ptr<scalar_t>();
     scalar_t* op = out.mutable_data_ptr<scalar_t>();
@@ -65,9 +63,7 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
   at::Tensor grad_weight = at::empty({d}, x.options().dtype(at::kDouble)  /* cpu::column_acc_t */);
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "rms_norm_backward_cpu", [&] {
-    using IO = cpu::VecIO<scalar_t>;
-    using opmath_t = typename IO::opmath_t;
-    using Vec = typename IO::Vec;
+    CROSSDEV_VEC_IO_TYPES(scalar_t);
     using acc_t = cpu::column_acc_t<opmath_t>;
     const cpu::RowReader<scalar_t> xr(x), gr(grad_out);
     const scalar_t* wp = weight.const_data_ptr<scalar_t>();
@@ -75,11 +71,7 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
     const opmath_t inv_d = opmath_t(1) / static_cast<opmath_t>(std::max<std::int64_t>(d, 1));
     const std::vector<acc_t> total =
         cpu::rows_with_partials<acc_t>(rows, d, [&](std::int64_t begin, std::int64_t end, acc_t* partial) {
-          std::vector<scalar_t> xs = cpu::scratch_for<scalar_t>(d, !xr.rows_contiguous());
-          std::vector<scalar_t> gs = cpu::scratch_for<scalar_t>(d, !gr.rows_contiguous());
-          for (std::int64_t r = begin; r < end; ++r) {
-            const scalar_t* row = xr.row(r, xs.data());
-            const scalar_t* g = gr.row(r, gs.data());
+          cpu::for_each_row_pair(xr, gr, begin, end, [&](std::int64_t r, const scalar_t* row, const scalar_t* g) {
             scalar_t* dst = gxp + r * d;
             const opmath_t sum_sq = cpu::row_sum(row, d, [](const auto& v) { return v * v; });
             const opmath_t inv = opmath_t(1) / std::sqrt(sum_sq * inv_d + static_cast<opmath_t>(eps));
@@ -107,7 +99,7 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
               dst[i] = static_cast<scalar_t>(inv * gv * static_cast<opmath_t>(wp[i]) - xv * coef);
               partial[i] += gv * xv * inv;
             }
-          }
+          });
         });
     std::copy(total.begin(), total.end(), grad_weight.mutable_data_ptr<acc_t>());
   });

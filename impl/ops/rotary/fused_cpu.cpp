@@ -31,9 +31,7 @@ at::Tensor rotate(const at::Tensor& input, const at::Tensor& cos_in, const at::T
   const std::int64_t table_stride = cos.size(0) == 1 ? 0 : dh;
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "rotary_fused_cpu", [&] {
-    using IO = cpu::VecIO<scalar_t>;
-    using opmath_t = typename IO::opmath_t;
-    using Vec = typename IO::Vec;
+    CROSSDEV_VEC_IO_TYPES(scalar_t);
     const cpu::RowReader<scalar_t> xr(x);
     const scalar_t* cp = cos.const_data_ptr<scalar_t>();
     const scalar_t* sp = sin.const_data_ptr<scalar_t>();

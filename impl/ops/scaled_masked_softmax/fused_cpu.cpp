@@ -36,9 +36,7 @@ namespace {
 // buffer it has just stored.
 template <typename scalar_t>
 struct RowLogits {
-  using IO = cpu::VecIO<scalar_t>;
-  using opmath_t = typename IO::opmath_t;
-  using Vec = typename IO::Vec;
+  CROSSDEV_VEC_IO_TYPES(scalar_t);
   static constexpr opmath_t kNegInf = -std::numeric_limits<opmath_t>::infinity();
 
   const scalar_t* row;
@@ -346,9 +344,7 @@ at::Tensor forward(const OpCall& call) {
   const double scale = call.scalar("scale", 1.0);
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, in.scores.scalar_type(), "scaled_masked_softmax_fused_cpu", [&] {
-    using IO = cpu::VecIO<scalar_t>;
-    using opmath_t = typename IO::opmath_t;
-    using Vec = typename IO::Vec;
+    CROSSDEV_VEC_IO_TYPES(scalar_t);
     const cpu::RowReader<scalar_t> sr(in.scores);
     const std::optional<MaskRows>& mr = in.mask;
     scalar_t* op = out.mutable_data_ptr<scalar_t>();
@@ -394,9 +390,7 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
   const double scale = call.scalar("scale", 1.0);
 
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, in.scores.scalar_type(), "scaled_masked_softmax_backward_cpu", [&] {
-    using IO = cpu::VecIO<scalar_t>;
-    using opmath_t = typename IO::opmath_t;
-    using Vec = typename IO::Vec;
+    CROSSDEV_VEC_IO_TYPES(scalar_t);
     const cpu::RowReader<scalar_t> sr(in.scores), gr(grad_out);
     const std::optional<MaskRows>& mr = in.mask;
     scalar_t* op = grad.mutable_data_ptr<scalar_t>();

@@ -66,9 +66,7 @@ std::vector<at::Tensor> backward(const OpCall& call, const at::Tensor& grad_out)
                   .add_const_input(up)
                   .build();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, "swiglu_backward_cpu", [&] {
-    using IO = cpu::VecIO<scalar_t>;
-    using Vec = typename IO::Vec;
-    using opmath_t = typename IO::opmath_t;
+    CROSSDEV_VEC_IO_TYPES(scalar_t);
     const auto scalar_op = [](opmath_t d, opmath_t g, opmath_t u) {
       const opmath_t s = opmath_t(1) / (opmath_t(1) + std::exp(-g));
       return std::array<opmath_t, 2>{d * u * s * (opmath_t(1) + g * (opmath_t(1) - s)), d * g * s};

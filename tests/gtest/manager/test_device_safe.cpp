@@ -77,23 +77,37 @@ TEST(DeviceSafe, MaxAttemptsOneMeansNoRetry) {
   EXPECT_EQ(report.attempts[0].category, "mps_placeholder_storage");
 }
 
+// device_safe of kAdd on cuda:0 of a cuda-x1 host where every CUDA call fails with `message` (a
+// sticky CUDA error), at most max_attempts attempts: it throws c10::Error. Its report, and how often
+// the fault fired.
+struct StickyRun {
+  SafeReport report;
+  int fired = 0;
+};
+StickyRun run_with_sticky_cuda_error(const char* message, int max_attempts) {
+  DeviceManager m = manager_on("cuda-x1");
+  FaultPlan plan({Fault{"*", DeviceKind::CUDA, {}, -1, "RuntimeError", message}});
+  ScopedFaultPlan scoped(plan);
+  SafeOptions options;
+  options.device = parse_device("cuda:0");
+  options.max_attempts = max_attempts;
+  StickyRun run;
+  EXPECT_THROW((void)device_safe(m, kAdd, place_on(m, {at::ones({2}), at::ones({2})}, {*options.device, *options.device}),
+                                 options, &run.report),
+               c10::Error);
+  run.fired = plan.fired();
+  return run;
+}
+
 // After a sticky CUDA error every later CUDA call fails too (empty_cache, the copy to the cpu), so
 // device_safe must not retry: one attempt, nothing applied, the error rethrown, and the report saying
 // what to do instead.
 TEST(DeviceSafe, StickyCudaErrorIsNotRetried) {
-  DeviceManager m = manager_on("cuda-x1");
-  FaultPlan plan({Fault{"*", DeviceKind::CUDA, {}, -1, "RuntimeError", "CUDA error: device-side assert triggered"}});
-  ScopedFaultPlan scoped(plan);
-  SafeOptions options;
-  options.device = parse_device("cuda:0");
-  options.max_attempts = 5;
-  SafeReport report;
-  EXPECT_THROW((void)device_safe(m, kAdd, place_on(m, {at::ones({2}), at::ones({2})}, {*options.device, *options.device}),
-                                 options, &report),
-               c10::Error);
+  const StickyRun run = run_with_sticky_cuda_error("CUDA error: device-side assert triggered", 5);
+  const SafeReport& report = run.report;
   EXPECT_EQ(report.outcome, "needs_new_process");
   ASSERT_EQ(report.attempts.size(), 1u);
-  EXPECT_EQ(plan.fired(), 1);
+  EXPECT_EQ(run.fired, 1);
   EXPECT_EQ(report.attempts[0].category, "cuda_sticky_error");
   EXPECT_TRUE(report.attempts[0].recovery.empty());
   EXPECT_EQ(report.cache_flushes, 0);
@@ -107,17 +121,8 @@ TEST(DeviceSafe, StickyCudaErrorIsNotRetried) {
 }
 
 TEST(DeviceSafe, StickyCudaErrorIsNeedsNewProcessEvenWithOneAttempt) {
-  DeviceManager m = manager_on("cuda-x1");
-  FaultPlan plan({Fault{"*", DeviceKind::CUDA, {}, -1, "RuntimeError", "CUDA error: an illegal memory access was encountered"}});
-  ScopedFaultPlan scoped(plan);
-  SafeOptions options;
-  options.device = parse_device("cuda:0");
-  options.max_attempts = 1;
-  SafeReport report;
-  EXPECT_THROW((void)device_safe(m, kAdd, place_on(m, {at::ones({2}), at::ones({2})}, {*options.device, *options.device}),
-                                 options, &report),
-               c10::Error);
-  EXPECT_EQ(report.outcome, "needs_new_process");  // not "exhausted": retrying more would not have helped
+  const StickyRun run = run_with_sticky_cuda_error("CUDA error: an illegal memory access was encountered", 1);
+  EXPECT_EQ(run.report.outcome, "needs_new_process");  // not "exhausted": retrying more would not have helped
 }
 
 TEST(DeviceSafe, RejectedResultIsNeverASuccess) {
